@@ -1,0 +1,45 @@
+# hashexpr: `make test` builds and runs every test; `make jar` builds hashexpr.jar.
+SPARK_VERSION := $(shell cat spark-version)
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SBT := build/sbt
+JAR := target/hashexpr.jar
+export HASHEXPR_PYTHON := $(abspath $(PY))
+
+.PHONY: venv jar test test-jvm test-python lint clean
+
+$(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "pyspark==$(SPARK_VERSION)" -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+venv: $(VENV)/.installed
+
+jar: venv
+	$(SBT) hashexpr/package
+	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
+
+python/hashexpr/jars/hashexpr.jar: $(JAR)
+	mkdir -p $(dir $@)
+	cp $(JAR) $@
+
+# One sbt start for the jar and the ScalaTest suites, then pytest against the built jar.
+test: venv
+	$(SBT) hashexpr/package hashexpr/test
+	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
+	$(PY) -m pytest
+
+test-jvm: venv
+	$(SBT) hashexpr/test
+
+test-python: jar
+	$(PY) -m pytest
+
+lint: venv
+	$(PY) -m ruff check python tests spec
+
+clean:
+	rm -rf target jvm/target project/target project/project python/hashexpr/jars

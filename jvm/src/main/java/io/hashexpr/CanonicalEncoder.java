@@ -1,0 +1,215 @@
+package io.hashexpr;
+
+import java.math.BigInteger;
+
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.unsafe.types.CalendarInterval;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * Writes the canonical encoding of hash format v1 (docs/FORMAT.md) straight into a MurmurHash3 x64 128 stream.
+ *
+ * <p>Each {@code put*} method writes one value of one logical kind: its tag, then its payload. Containers are
+ * written with {@code begin*} calls around their elements. Both the generated code and the interpreted path of
+ * the Catalyst expressions call these methods, so the bytes come from one place.
+ */
+public final class CanonicalEncoder extends Murmur3x64Stream {
+  public static final int FORMAT_VERSION = 1;
+  /** The ASCII bytes "hash"; below 2^31 so that every MurmurHash3 implementation reads it the same way. */
+  public static final int SEED = 0x68617368;
+
+  static final int NULL = 0x00;
+  static final int BOOLEAN = 0x01;
+  static final int INTEGRAL = 0x02;
+  static final int FLOATING = 0x03;
+  static final int DECIMAL = 0x04;
+  static final int STRING = 0x05;
+  static final int BINARY = 0x06;
+  static final int DATE = 0x07;
+  static final int TIMESTAMP = 0x08;
+  static final int TIMESTAMP_NTZ = 0x09;
+  static final int DAY_TIME_INTERVAL = 0x0A;
+  static final int YEAR_MONTH_INTERVAL = 0x0B;
+  static final int CALENDAR_INTERVAL = 0x0C;
+  static final int COLLATED_STRING = 0x0D;
+  static final int ARRAY = 0x10;
+  static final int MAP = 0x11;
+  static final int STRUCT = 0x12;
+
+  private static final long CANONICAL_NAN = Double.doubleToLongBits(Double.NaN);
+
+  public CanonicalEncoder() {
+    super(SEED);
+  }
+
+  /** Starts a record of {@code arity} values. */
+  public void beginRecord(int arity) {
+    reset();
+    put(FORMAT_VERSION, 1);
+    putInt(arity);
+  }
+
+  /** Ends the record and returns its 16-byte hash. */
+  public byte[] finishRecord() {
+    finish();
+    return digest();
+  }
+
+  public void putNull() {
+    put(NULL, 1);
+  }
+
+  public void putBoolean(boolean v) {
+    put(v ? (BOOLEAN | 0x100) : BOOLEAN, 2);
+  }
+
+  /** TINYINT, SMALLINT, INT and BIGINT: one kind, so widening keeps the hash. */
+  public void putIntegral(long v) {
+    put(INTEGRAL, 1);
+    put(v, 8);
+  }
+
+  /** A FLOAT hashes as its exact DOUBLE widening. */
+  public void putFloat(float v) {
+    putDouble(v);
+  }
+
+  public void putDouble(double v) {
+    put(FLOATING, 1);
+    // -0.0 == 0.0 is true, so this maps -0.0 to 0.0; every NaN becomes the canonical NaN.
+    long bits = v == 0.0 ? 0L : (v != v ? CANONICAL_NAN : Double.doubleToRawLongBits(v));
+    put(bits, 8);
+  }
+
+  public void putDecimal(Decimal d) {
+    if (d.precision() <= Decimal.MAX_LONG_DIGITS()) {
+      putDecimal(d.toUnscaledLong(), d.scale());
+    } else {
+      putDecimal(d.toJavaBigDecimal());
+    }
+  }
+
+  private void putDecimal(java.math.BigDecimal value) {
+    BigInteger unscaled = value.unscaledValue();
+    if (unscaled.bitLength() < 64) {
+      putDecimal(unscaled.longValue(), value.scale());
+      return;
+    }
+    java.math.BigDecimal normal = value.stripTrailingZeros();
+    unscaled = normal.unscaledValue();
+    if (unscaled.bitLength() < 64) {
+      putDecimal(unscaled.longValue(), normal.scale());
+      return;
+    }
+    byte[] bigEndian = unscaled.toByteArray();
+    put(DECIMAL, 1);
+    putInt(normal.scale());
+    put(bigEndian.length, 1);
+    for (int i = bigEndian.length - 1; i >= 0; i--) {
+      put(bigEndian[i], 1);
+    }
+  }
+
+  /** A decimal as (unscaled, scale), normalised so that equal values hash the same at any precision. */
+  private void putDecimal(long unscaled, int scale) {
+    if (unscaled == 0L) {
+      scale = 0;
+    } else {
+      while (unscaled % 10L == 0L) {
+        unscaled /= 10L;
+        scale--;
+      }
+    }
+    int bitLength = 64 - Long.numberOfLeadingZeros(unscaled < 0 ? ~unscaled : unscaled);
+    int n = (bitLength >>> 3) + 1;
+    put(DECIMAL, 1);
+    putInt(scale);
+    put(n, 1);
+    put(unscaled, n);
+  }
+
+  public void putString(UTF8String s) {
+    put(STRING, 1);
+    int n = s.numBytes();
+    putInt(n);
+    putBytes(s.getBaseObject(), s.getBaseOffset(), n);
+  }
+
+  /** A string under a collation without binary equality: the collation's name and the value's key. */
+  public void putCollatedString(byte[] collationName, byte[] key) {
+    put(COLLATED_STRING, 1);
+    putInt(collationName.length);
+    putBytes(collationName);
+    putInt(key.length);
+    putBytes(key);
+  }
+
+  public void putBinary(byte[] b) {
+    put(BINARY, 1);
+    putInt(b.length);
+    putBytes(b);
+  }
+
+  public void putDate(int days) {
+    put(DATE, 1);
+    putInt(days);
+  }
+
+  public void putTimestamp(long micros) {
+    put(TIMESTAMP, 1);
+    put(micros, 8);
+  }
+
+  public void putTimestampNtz(long micros) {
+    put(TIMESTAMP_NTZ, 1);
+    put(micros, 8);
+  }
+
+  public void putDayTimeInterval(long micros) {
+    put(DAY_TIME_INTERVAL, 1);
+    put(micros, 8);
+  }
+
+  public void putYearMonthInterval(int months) {
+    put(YEAR_MONTH_INTERVAL, 1);
+    putInt(months);
+  }
+
+  public void putCalendarInterval(CalendarInterval v) {
+    put(CALENDAR_INTERVAL, 1);
+    putInt(v.months);
+    putInt(v.days);
+    put(v.microseconds, 8);
+  }
+
+  public void beginArray(int n) {
+    put(ARRAY, 1);
+    putInt(n);
+  }
+
+  public void beginStruct(int n) {
+    put(STRUCT, 1);
+    putInt(n);
+  }
+
+  /** Starts a map of {@code n} entries; each entry is written between {@link #beginEntry()} and {@link #endEntry()}. */
+  public void beginMap(int n) {
+    put(MAP, 1);
+    putInt(n);
+    pushLevel();
+  }
+
+  /** Starts an entry: its key and value are hashed on their own, from the seed. */
+  public void beginEntry() {
+    restartSubStream();
+  }
+
+  public void endEntry() {
+    addSubStreamToLevel();
+  }
+
+  /** Ends the map: the sum of the entry hashes (mod 2^128) is appended, so entry order does not matter. */
+  public void endMap() {
+    popLevel();
+  }
+}

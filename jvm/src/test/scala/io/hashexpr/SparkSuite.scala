@@ -1,0 +1,68 @@
+package io.hashexpr
+
+import java.io.File
+import java.nio.file.Files
+
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.internal.SQLConf
+import org.scalatest.funsuite.AnyFunSuite
+
+/** A suite on the one local Spark of the test JVM; hashexpr arrives through its ServiceLoader entry alone. */
+trait SparkSuite extends AnyFunSuite {
+  protected lazy val spark: SparkSession = SparkSuite.session
+
+  /** The repository root (for spec/ files). */
+  protected lazy val root: File = new File(sys.props.getOrElse("hashexpr.root", ".."))
+
+  /** Runs `f` with session confs set, restoring the previous values afterwards. */
+  protected def withConf[T](pairs: (String, String)*)(f: => T): T = {
+    val conf = spark.conf
+    val old = pairs.map { case (k, _) => k -> conf.getOption(k) }
+    pairs.foreach { case (k, v) => conf.set(k, v) }
+    try f
+    finally old.foreach {
+      case (k, Some(v)) => conf.set(k, v)
+      case (k, None) => conf.unset(k)
+    }
+  }
+
+  /** Runs `f` in an execution mode, with constant folding off so that `record_hash` runs in that mode. */
+  protected def inMode[T](mode: SparkSuite.Mode)(f: => T): T = withConf(
+    SQLConf.CODEGEN_FACTORY_MODE.key -> mode.factoryMode,
+    SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> mode.wholeStage.toString,
+    SQLConf.OPTIMIZER_EXCLUDED_RULES.key -> SparkSuite.FoldingRules)(f)
+
+  protected def hexes(df: DataFrame): Seq[String] = df.collect().toSeq.map(r => hex(r.getAs[Array[Byte]](0)))
+
+  protected def hex(bytes: Array[Byte]): String = bytes.map(b => f"${b & 0xff}%02x").mkString
+
+  protected def one(sql: String): Row = spark.sql(sql).collect().head
+}
+
+object SparkSuite {
+  final case class Mode(name: String, factoryMode: String, wholeStage: Boolean)
+
+  val Interpreted: Mode = Mode("interpreted", "NO_CODEGEN", wholeStage = false)
+  val Codegen: Mode = Mode("codegen, whole-stage", "CODEGEN_ONLY", wholeStage = true)
+  val CodegenNoWholeStage: Mode = Mode("codegen, no whole-stage", "CODEGEN_ONLY", wholeStage = false)
+  val Modes: Seq[Mode] = Seq(Interpreted, Codegen, CodegenNoWholeStage)
+
+  val FoldingRules: String = Seq("ConstantFolding", "ConvertToLocalRelation", "FoldablePropagation")
+    .map("org.apache.spark.sql.catalyst.optimizer." + _).mkString(",")
+
+  lazy val session: SparkSession = {
+    val warehouse = Files.createTempDirectory("hashexpr-warehouse").toFile
+    warehouse.deleteOnExit()
+    val s = SparkSession.builder()
+      .master("local[2]")
+      .appName("hashexpr-tests")
+      .config("spark.ui.enabled", "false")
+      .config("spark.sql.shuffle.partitions", "4")
+      .config("spark.sql.warehouse.dir", warehouse.getAbsolutePath)
+      .config("spark.driver.bindAddress", "127.0.0.1")
+      .config("spark.driver.host", "127.0.0.1")
+      .getOrCreate()
+    s.sparkContext.setLogLevel("ERROR")
+    s
+  }
+}

@@ -1,0 +1,1 @@
+"""hashexpr: deterministic record hashing for Apache Spark."""
