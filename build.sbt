@@ -31,7 +31,8 @@ lazy val hashexpr = (project in file("jvm"))
     javacOptions ++= Seq("--release", "17"),
     scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_"),
     Compile / unmanagedJars ++= (sparkJars ** "*.jar").classpath
-      .filterNot(_.data.getName.startsWith("scala-")),
+      // sbt supplies the Scala compiler and library of `scalaVersion` itself.
+      .filterNot(j => Seq("scala-library-", "scala-compiler-", "scala-reflect-").exists(j.data.getName.startsWith)),
     libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
     checkSparkVersion := {
       val catalyst = sparkJars / s"spark-catalyst_2.13-$sparkVersion.jar"

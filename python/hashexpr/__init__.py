@@ -1,1 +1,30 @@
-"""hashexpr: deterministic record hashing for Apache Spark."""
+"""hashexpr: deterministic record hashing for Apache Spark.
+
+>>> import hashexpr as hx
+>>> spark = hx.configure(SparkSession.builder).getOrCreate()      # doctest: +SKIP
+>>> df.select("*", hx.record_hash("*").alias("row_hash"))         # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from hashexpr.errors import HashExprNotInstalledError
+from hashexpr.functions import record_hash
+from hashexpr.jar import EXTENSION_CLASS, jar_path
+from hashexpr.reference import FORMAT_VERSION
+from hashexpr.session import configure
+
+try:
+    __version__ = version("hashexpr")
+except PackageNotFoundError:  # a source tree on sys.path, not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "EXTENSION_CLASS",
+    "FORMAT_VERSION",
+    "HashExprNotInstalledError",
+    "configure",
+    "jar_path",
+    "record_hash",
+]

@@ -21,7 +21,9 @@ object HashExprExtensions {
   type Description = (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression)
 
   /** Every SQL function hashexpr adds, with the `DESCRIBE FUNCTION` text of its `@ExpressionDescription`. */
-  val functions: Seq[Description] = Seq(describe[RecordHash](RecordHash.Name))
+  val functions: Seq[Description] = Seq(
+    describe[RecordHash](RecordHash.Name),
+    describe[DatasetFingerprint](DatasetFingerprint.Name))
 
   private def describe[T <: Expression : scala.reflect.ClassTag](name: String): Description = {
     val (info, builder) = FunctionRegistryBase.build[T](name, since = None)

@@ -1,0 +1,150 @@
+package io.hashexpr
+
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.charset.StandardCharsets
+import java.security.MessageDigest
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, ExpressionDescription, Literal}
+import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+// scalastyle:off line.size.limit
+@ExpressionDescription(
+  usage = """
+    _FUNC_(expr1, expr2, ...) - Returns an order-independent fingerprint of the rows' values: 'hx1:' and 64 hex digits of a SHA-256 over the row count, the sum (mod 2^128) of every row's record_hash and a digest of the arguments' names and types. Never NULL.
+  """,
+  arguments = """
+    Arguments:
+      * expr1, expr2, ... - the values of each row, as for record_hash; `*` fingerprints every column.
+          Row order and partitioning do not change the result; a changed value, an added or removed row (duplicates included), a renamed column or a changed type do.
+  """,
+  examples = """
+    Examples:
+      > SELECT _FUNC_(*) = (SELECT _FUNC_(*) FROM VALUES (2, 'b'), (1, 'a') AS t(id, s)) FROM VALUES (1, 'a'), (2, 'b') AS t(id, s);
+       true
+      > SELECT _FUNC_(id) FROM range(0) AS t(id);
+       hx1:13f2888eec11c90f5eb8b7bd9baed23c7bd05dc99306f4a632d24011fe48b1ef
+  """,
+  since = "0.1.0",
+  group = "agg_funcs")
+// scalastyle:on line.size.limit
+case class DatasetFingerprint(children: Seq[Expression]) extends DeclarativeAggregate {
+
+  override def prettyName: String = DatasetFingerprint.Name
+  override def nullable: Boolean = false
+  override def dataType: DataType = StringType
+
+  override def checkInputDataTypes(): TypeCheckResult = RecordHash.checkArguments(prettyName, children)
+
+  private lazy val rowHash = RecordHash(children)
+  private lazy val rowLo = HashLane(rowHash, 0)
+  private lazy val rowHi = HashLane(rowHash, 1)
+
+  private lazy val count = AttributeReference("count", LongType, nullable = false)()
+  private lazy val sumLo = AttributeReference("sum_lo", LongType, nullable = false)()
+  private lazy val sumHi = AttributeReference("sum_hi", LongType, nullable = false)()
+
+  override lazy val aggBufferAttributes: Seq[AttributeReference] = Seq(count, sumLo, sumHi)
+  override lazy val initialValues: Seq[Expression] = Seq(Literal(0L), Literal(0L), Literal(0L))
+
+  override lazy val updateExpressions: Seq[Expression] = Seq(
+    WrappingAdd(count, Literal(1L)),
+    WrappingAdd(sumLo, rowLo),
+    CarryAdd(sumHi, rowHi, sumLo, rowLo))
+
+  override lazy val mergeExpressions: Seq[Expression] = Seq(
+    WrappingAdd(count.left, count.right),
+    WrappingAdd(sumLo.left, sumLo.right),
+    CarryAdd(sumHi.left, sumHi.right, sumLo.left, sumLo.right))
+
+  override lazy val evaluateExpression: Expression =
+    FingerprintDigest(count, sumLo, sumHi, DatasetFingerprint.schemaHash(children))
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DatasetFingerprint =
+    copy(children = newChildren)
+}
+
+object DatasetFingerprint {
+  val Name = "dataset_fingerprint"
+
+  /** The record hash of the arguments' names and canonical type strings, in order (docs/FORMAT.md, section 5). */
+  def schemaHash(children: Seq[Expression]): Array[Byte] = {
+    val encoder = new CanonicalEncoder
+    encoder.beginRecord(children.length * 2)
+    children.foreach { c =>
+      val name = c match {
+        case a: Attribute => a.name
+        case other => other.sql
+      }
+      encoder.putString(UTF8String.fromString(name))
+      encoder.putString(UTF8String.fromString(typeString(c.dataType)))
+    }
+    encoder.finishRecord()
+  }
+
+  /** A type's name without nullability: `int`, `decimal(10,2)`, `array<string>`, `struct<`a`:int>`. */
+  def typeString(dt: DataType): String = dt match {
+    case ArrayType(et, _) => s"array<${typeString(et)}>"
+    case MapType(kt, vt, _) => s"map<${typeString(kt)},${typeString(vt)}>"
+    case StructType(fields) =>
+      fields.map(f => s"`${f.name.replace("`", "``")}`:${typeString(f.dataType)}").mkString("struct<", ",", ">")
+    case udt: UserDefinedType[_] => typeString(udt.sqlType)
+    case other => other.simpleString
+  }
+}
+
+/** The final SHA-256 of a fingerprint: 'hx1:' + hex(SHA-256(label ‖ version ‖ schema ‖ count ‖ sum)). */
+case class FingerprintDigest(count: Expression, sumLo: Expression, sumHi: Expression, schema: Array[Byte])
+  extends Expression {
+
+  override def children: Seq[Expression] = Seq(count, sumLo, sumHi)
+  override def nullable: Boolean = false
+  override def dataType: DataType = StringType
+
+  override def eval(input: InternalRow): Any = UTF8String.fromString(FingerprintDigest.format(
+    count.eval(input).asInstanceOf[Long], sumLo.eval(input).asInstanceOf[Long],
+    sumHi.eval(input).asInstanceOf[Long], schema))
+
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val Seq(c, lo, hi) = children.map(_.genCode(ctx))
+    val schemaRef = ctx.addReferenceObj("schemaHash", schema, "byte[]")
+    val format = FingerprintDigest.getClass.getName.stripSuffix("$")
+    ev.copy(code =
+      code"""
+         |${c.code}
+         |${lo.code}
+         |${hi.code}
+         |final UTF8String ${ev.value} =
+         |  UTF8String.fromString($format.format(${c.value}, ${lo.value}, ${hi.value}, $schemaRef));
+       """.stripMargin, isNull = FalseLiteral)
+  }
+
+  override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): FingerprintDigest =
+    copy(count = c(0), sumLo = c(1), sumHi = c(2))
+
+  // Arrays compare by reference; the digest input is a value.
+  override def equals(other: Any): Boolean = other match {
+    case f: FingerprintDigest => children == f.children && java.util.Arrays.equals(schema, f.schema)
+    case _ => false
+  }
+  override def hashCode(): Int = (children, java.util.Arrays.hashCode(schema)).hashCode()
+}
+
+object FingerprintDigest {
+  private val Label = "hashexpr-fingerprint".getBytes(StandardCharsets.US_ASCII)
+
+  def format(count: Long, sumLo: Long, sumHi: Long, schema: Array[Byte]): String = {
+    val tail = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN).putLong(count).putLong(sumLo).putLong(sumHi)
+    val sha = MessageDigest.getInstance("SHA-256")
+    sha.update(Label)
+    sha.update(CanonicalEncoder.FORMAT_VERSION.toByte)
+    sha.update(schema)
+    sha.update(tail.array())
+    s"hx${CanonicalEncoder.FORMAT_VERSION}:" + sha.digest().map(b => f"${b & 0xff}%02x").mkString
+  }
+}
