@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def _doctest_namespace(request, doctest_namespace):
 
     doctest_namespace["F"] = F
     doctest_namespace["SparkSession"] = SparkSession
-    if isinstance(request.node, pytest.DoctestItem) and "spark." in "".join(
-        ex.source for ex in request.node.dtest.examples
+    if isinstance(request.node, pytest.DoctestItem) and re.search(
+        r"\bspark\.", "".join(ex.source for ex in request.node.dtest.examples)
     ):
         doctest_namespace["spark"] = request.getfixturevalue("spark")

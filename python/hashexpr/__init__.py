@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from hashexpr.errors import HashExprNotInstalledError
+from hashexpr.fingerprint import dataset_fingerprint, fingerprints_by
 from hashexpr.functions import record_hash
 from hashexpr.jar import EXTENSION_CLASS, jar_path
 from hashexpr.reference import FORMAT_VERSION
@@ -25,6 +26,8 @@ __all__ = [
     "FORMAT_VERSION",
     "HashExprNotInstalledError",
     "configure",
+    "dataset_fingerprint",
+    "fingerprints_by",
     "jar_path",
     "record_hash",
 ]

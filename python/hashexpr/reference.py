@@ -7,47 +7,43 @@ descriptors, so it runs without a JVM.
 
 Values are passed as plain Python objects together with their Spark SQL types:
 
-===========================  ==================================================================
-Spark SQL type               Python value
-===========================  ==================================================================
-any type                     ``None`` is SQL ``NULL``
-``NullType`` (``VOID``)      only ``None``
-``BooleanType``              ``bool``
-``ByteType`` ... ``LongType``  ``int``, range-checked against the type (``bool`` is rejected)
-``FloatType``                ``float`` or ``int``, first rounded to the nearest float32 (a Spark
-                             ``FLOAT`` is a float32) and then widened exactly
-``DoubleType``               ``float`` or ``int``
-``DecimalType(p, s)``        ``decimal.Decimal``, ``int`` or ``str``; the value must fit
-                             ``DECIMAL(p, s)`` exactly (no rounding)
-``StringType``,              ``str`` or ``bytes``; ``bytes`` are the raw UTF-8 bytes as Spark
-``CharType``, ``VarcharType``  stores them and may be invalid UTF-8. ``CHAR`` values must already
-                             be padded the way Spark presents them
-``BinaryType``               ``bytes``, ``bytearray`` or ``memoryview``
-``DateType``                 ``datetime.date`` or ``int`` days since 1970-01-01
-``TimestampType``            timezone-aware ``datetime.datetime`` or ``int`` microseconds since
-                             the epoch; a naive ``datetime`` is rejected because its instant is
-                             ambiguous
-``TimestampNTZType``         naive ``datetime.datetime`` or ``int`` microseconds (wall clock)
-``DayTimeIntervalType``      ``datetime.timedelta`` or ``int`` microseconds
-``YearMonthIntervalType``    ``int`` months
-``CalendarIntervalType``     a ``(months, days, microseconds)`` tuple of ``int``
-``ArrayType``                ``list`` or ``tuple``
-``MapType``                  ``dict``, or a sequence of ``(key, value)`` pairs (needed when keys
-                             are unhashable in Python); entries are hashed as given
-``StructType``               ``tuple`` or ``list`` (positional), ``dict`` keyed by field name,
-                             or a ``pyspark.sql.Row`` (by field name when it has names)
-``UserDefinedType``          the value in its SQL form, encoded as ``sqlType()``
-===========================  ==================================================================
+* ``None`` is ``NULL``, for every type; it is the only value of ``NullType`` (``VOID``).
+* ``BooleanType``: ``bool``.
+* ``ByteType``, ``ShortType``, ``IntegerType``, ``LongType``: ``int``, range-checked against
+  the type (``bool`` is rejected).
+* ``FloatType``: ``float`` or ``int``, first rounded to the nearest float32 (a Spark ``FLOAT``
+  is a float32) and then widened exactly. ``DoubleType``: ``float`` or ``int``.
+* ``DecimalType(p, s)``: ``decimal.Decimal``, ``int`` or ``str``; the value must fit
+  ``DECIMAL(p, s)`` exactly (it is never rounded).
+* ``StringType``, ``CharType``, ``VarcharType``: ``str``, or ``bytes`` holding the UTF-8 bytes
+  exactly as Spark stores them (possibly invalid UTF-8). ``CHAR`` values must already be padded
+  the way Spark presents them.
+* ``BinaryType``: ``bytes``, ``bytearray`` or ``memoryview``.
+* ``DateType``: ``datetime.date`` or ``int`` days since 1970-01-01.
+* ``TimestampType``: timezone-aware ``datetime.datetime`` or ``int`` microseconds since the
+  epoch. A naive ``datetime`` is rejected: it names no instant.
+* ``TimestampNTZType``: naive ``datetime.datetime`` or ``int`` microseconds (wall clock).
+* ``DayTimeIntervalType``: ``datetime.timedelta`` or ``int`` microseconds.
+* ``YearMonthIntervalType``: ``int`` months.
+* ``CalendarIntervalType``: a ``(months, days, microseconds)`` tuple of ``int``.
+* ``ArrayType``: ``list`` or ``tuple``.
+* ``MapType``: ``dict``, or a sequence of ``(key, value)`` pairs (for keys Python cannot hash).
+  Entries are hashed as given; keys cannot be ``None``.
+* ``StructType``: ``tuple`` or ``list`` (positional), ``dict`` keyed by field name, or a
+  ``pyspark.sql.Row`` (by field name when it has names).
+* ``UserDefinedType``: the value in its SQL form, encoded with the UDT's ``sqlType()``.
 
 Collated strings: ``UTF8_BINARY`` (the default) hashes as an ordinary string. ``UTF8_LCASE``
 hashes with the collation key Spark uses: the string is decoded as UTF-8 (invalid sequences
 become U+FFFD, maximal subpart by maximal subpart, as Spark's ``UTF8String.makeValid`` does),
 then lower-cased one code point at a time without context: U+0130 (capital I with dot above)
 becomes ``i`` followed by U+0307, the final sigma U+03C2 becomes U+03C3, and every other code
-point takes its simple lower-case mapping. This matches Spark for ordinary text; the code points
-that may differ are those whose case mapping changed between the Unicode version of this Python
-(:data:`unicodedata.unidata_version`) and that of the ICU bundled with Spark. Other collations
-(ICU collations such as ``UNICODE_CI`` and every ``*_RTRIM`` collation) raise
+point takes its simple lower-case mapping. This matches Spark's ``CollationFactory`` key for
+ordinary text and for invalid UTF-8. Code points whose case mapping is newer than the Unicode
+version of this Python (:data:`unicodedata.unidata_version`) can differ from the ICU that Spark
+bundles: under Python 3.11 (Unicode 14.0) against Spark 4.3.0 (ICU 78) these are 55 code points
+of case pairs added in Unicode 16 and 17, such as U+1C89, U+A7CB and U+10D50..U+10D65.
+Other collations (ICU collations such as ``UNICODE_CI``, and every ``*_RTRIM`` collation) raise
 :class:`NotImplementedError` when a non-NULL value needs a key.
 
 Errors: a Python value of the wrong kind raises :class:`TypeError`; a value that cannot be a
@@ -57,10 +53,13 @@ value of the Spark type (out of range, naive timestamp, too many decimal digits,
 
 Examples
 --------
->>> from pyspark.sql.types import IntegerType, StringType
+The examples use the ``pyspark.sql.types`` classes this module imports.
+
 >>> record_hash([1, "a", None], [IntegerType(), StringType(), StringType()]).hex()
 '914bafb12d9c5a010bfa6e9e20a248de'
 """
+
+from __future__ import annotations
 
 import datetime
 import decimal
@@ -101,7 +100,7 @@ from pyspark.sql.types import (
 __all__ = ["FORMAT_VERSION", "SEED", "encode_record", "encode_value", "record_hash"]
 
 SEED = 0x68617368
-"""MurmurHash3 seed: the ASCII bytes ``hash`` (1751216488)."""
+"""MurmurHash3 seed: the ASCII bytes ``hash`` (1751217000)."""
 
 FORMAT_VERSION = 1
 """Version byte written at the start of every record."""
@@ -138,7 +137,7 @@ _INTEGRAL_RANGES: dict[type, tuple[int, int]] = {
 _CANONICAL_NAN = struct.pack("<Q", 0x7FF8000000000000)
 
 _EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
-_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _EPOCH_NTZ = datetime.datetime(1970, 1, 1)
 
 _MAX_DECIMAL_BYTES = 17
@@ -164,7 +163,6 @@ def record_hash(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
 
     Examples
     --------
-    >>> from pyspark.sql.types import ByteType, LongType
     >>> record_hash([7], [ByteType()]) == record_hash([7], [LongType()])
     True
     >>> len(record_hash([], []))
@@ -193,7 +191,6 @@ def encode_record(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
     --------
     The worked example of the format spec, ``record_hash(1, 'a', NULL)``:
 
-    >>> from pyspark.sql.types import IntegerType, StringType
     >>> encode_record([1, "a", None], [IntegerType(), StringType(), StringType()]).hex(" ")
     '01 03 00 00 00 02 01 00 00 00 00 00 00 00 05 01 00 00 00 61 00'
     """
@@ -227,7 +224,6 @@ def encode_value(value: Any, dtype: DataType) -> bytes:
     Examples
     --------
     >>> from decimal import Decimal
-    >>> from pyspark.sql.types import DecimalType, DoubleType, StringType
     >>> encode_value(Decimal("-1.50"), DecimalType(10, 2)).hex(" ")
     '04 01 00 00 00 01 f1'
     >>> encode_value(-0.0, DoubleType()) == encode_value(0.0, DoubleType())
@@ -278,17 +274,13 @@ def _type_name(dtype: DataType) -> str:
 
 
 def _unsupported(dtype: DataType) -> ValueError:
-    return ValueError(
-        f"record_hash format v1 does not support type {_type_name(dtype)}"
-    )
+    return ValueError(f"record_hash format v1 does not support type {_type_name(dtype)}")
 
 
 def _check_type(dtype: DataType) -> None:
     """Rejects, before any value is looked at, the types that format v1 does not define."""
     if not isinstance(dtype, DataType):
-        raise TypeError(
-            f"expected a pyspark.sql.types.DataType, got {type(dtype).__name__}"
-        )
+        raise TypeError(f"expected a pyspark.sql.types.DataType, got {type(dtype).__name__}")
     if isinstance(dtype, UserDefinedType):
         _check_type(dtype.sqlType())
     elif isinstance(dtype, ArrayType):
@@ -334,24 +326,16 @@ def _i64(x: int) -> bytes:
     return struct.pack("<q", x)
 
 
-def _expect(
-    value: Any, kinds: tuple[type, ...], dtype: DataType, described: str
-) -> None:
+def _expect(value: Any, kinds: tuple[type, ...], dtype: DataType, described: str) -> None:
     # bool is an int subclass, but True is not a number of any Spark type but BOOLEAN.
     if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        raise TypeError(
-            f"{_type_name(dtype)} value must be {described}, got {type(value).__name__}"
-        )
+        raise TypeError(f"{_type_name(dtype)} value must be {described}, got {type(value).__name__}")
 
 
-def _check_range(
-    value: int, bounds: tuple[int, int], dtype: DataType, unit: str = ""
-) -> int:
+def _check_range(value: int, bounds: tuple[int, int], dtype: DataType, unit: str = "") -> int:
     low, high = bounds
     if not low <= value <= high:
-        raise ValueError(
-            f"{value}{unit} is out of range for {_type_name(dtype)} (allowed {low}..{high})"
-        )
+        raise ValueError(f"{value}{unit} is out of range for {_type_name(dtype)} (allowed {low}..{high})")
     return value
 
 
@@ -407,12 +391,7 @@ def _encode_decimal(value: Any, dtype: DecimalType) -> bytes:
     unscaled = _unscaled(number, dtype)
     unscaled, scale = _normalise_decimal(unscaled, dtype.scale)
     size = _twos_complement_size(unscaled)
-    return (
-        bytes([_DECIMAL])
-        + _i32(scale)
-        + _u8(size)
-        + unscaled.to_bytes(size, "little", signed=True)
-    )
+    return bytes([_DECIMAL]) + _i32(scale) + _u8(size) + unscaled.to_bytes(size, "little", signed=True)
 
 
 def _unscaled(number: decimal.Decimal, dtype: DecimalType) -> int:
@@ -460,13 +439,7 @@ def _encode_string(value: Any, dtype: DataType) -> bytes:
         return bytes([_STRING]) + _u32(len(data)) + data
     if collation == "UTF8_LCASE":
         key = _utf8_lcase_key(data)
-        return (
-            bytes([_COLLATED_STRING])
-            + _u32(len(_LCASE_NAME))
-            + _LCASE_NAME
-            + _u32(len(key))
-            + key
-        )
+        return bytes([_COLLATED_STRING]) + _u32(len(_LCASE_NAME)) + _LCASE_NAME + _u32(len(key)) + key
     raise NotImplementedError(
         f"the Python reference does not compute collation keys for {collation}; "
         "only UTF8_BINARY and UTF8_LCASE are supported"
@@ -515,9 +488,7 @@ def _encode_binary(value: Any, dtype: DataType) -> bytes:
 def _encode_date(value: Any, dtype: DataType) -> bytes:
     # datetime is a date subclass; accepting it would silently drop its time of day.
     if isinstance(value, datetime.datetime):
-        raise TypeError(
-            f"{_type_name(dtype)} value must be a datetime.date, got datetime"
-        )
+        raise TypeError(f"{_type_name(dtype)} value must be a datetime.date, got datetime")
     if isinstance(value, datetime.date):
         days = value.toordinal() - _EPOCH_DAY
     else:
@@ -547,16 +518,12 @@ def _encode_timestamp(value: Any, dtype: DataType) -> bytes:
 def _encode_timestamp_ntz(value: Any, dtype: DataType) -> bytes:
     if isinstance(value, datetime.datetime):
         if value.utcoffset() is not None:
-            raise ValueError(
-                f"{_type_name(dtype)} needs a naive datetime (wall clock), got {value!r}"
-            )
+            raise ValueError(f"{_type_name(dtype)} needs a naive datetime (wall clock), got {value!r}")
         micros = _micros(value - _EPOCH_NTZ)
     else:
         _expect(value, (int,), dtype, "a naive datetime or int microseconds")
         micros = value
-    return bytes([_TIMESTAMP_NTZ]) + _i64(
-        _check_range(micros, _INT64_RANGE, dtype, " us")
-    )
+    return bytes([_TIMESTAMP_NTZ]) + _i64(_check_range(micros, _INT64_RANGE, dtype, " us"))
 
 
 def _encode_day_time_interval(value: Any, dtype: DataType) -> bytes:
@@ -565,9 +532,7 @@ def _encode_day_time_interval(value: Any, dtype: DataType) -> bytes:
     else:
         _expect(value, (int,), dtype, "a datetime.timedelta or int microseconds")
         micros = value
-    return bytes([_DAY_TIME_INTERVAL]) + _i64(
-        _check_range(micros, _INT64_RANGE, dtype, " us")
-    )
+    return bytes([_DAY_TIME_INTERVAL]) + _i64(_check_range(micros, _INT64_RANGE, dtype, " us"))
 
 
 def _encode_year_month_interval(value: Any, dtype: DataType) -> bytes:
@@ -579,9 +544,7 @@ def _encode_year_month_interval(value: Any, dtype: DataType) -> bytes:
 def _encode_calendar_interval(value: Any, dtype: DataType) -> bytes:
     _expect(value, (tuple, list), dtype, "a (months, days, microseconds) tuple")
     if len(value) != 3:
-        raise ValueError(
-            f"{_type_name(dtype)} value must be (months, days, microseconds), got {value!r}"
-        )
+        raise ValueError(f"{_type_name(dtype)} value must be (months, days, microseconds), got {value!r}")
     months, days, micros = value
     for part in value:
         _expect(part, (int,), dtype, "a tuple of three ints")
@@ -619,9 +582,7 @@ def _map_entries(value: Any, dtype: MapType) -> list[tuple[Any, Any]]:
     entries = []
     for entry in value:
         if not isinstance(entry, (list, tuple)) or len(entry) != 2:
-            raise ValueError(
-                f"{_type_name(dtype)} entry must be a (key, value) pair: {entry!r}"
-            )
+            raise ValueError(f"{_type_name(dtype)} entry must be a (key, value) pair: {entry!r}")
         entries.append((entry[0], entry[1]))
     return entries
 
@@ -629,9 +590,7 @@ def _map_entries(value: Any, dtype: MapType) -> list[tuple[Any, Any]]:
 def _encode_struct(value: Any, dtype: StructType) -> bytes:
     fields = _struct_values(value, dtype)
     parts = [bytes([_STRUCT]), _u32(len(fields))]
-    parts.extend(
-        _encode(item, field.dataType) for item, field in zip(fields, dtype.fields)
-    )
+    parts.extend(_encode(item, field.dataType) for item, field in zip(fields, dtype.fields))
     return b"".join(parts)
 
 
@@ -639,32 +598,25 @@ def _struct_values(value: Any, dtype: StructType) -> list[Any]:
     if isinstance(value, Row) and hasattr(value, "__fields__"):
         names = list(value.__fields__)
         if len(set(names)) != len(names):
-            raise ValueError(
-                f"Row has duplicate field names {names}; pass a tuple instead"
-            )
+            raise ValueError(f"Row has duplicate field names {names}; pass a tuple instead")
         value = dict(zip(names, value))
     if isinstance(value, dict):
         return _struct_values_by_name(value, dtype)
     _expect(value, (tuple, list), dtype, "a tuple, list, dict or Row")
     if len(value) != len(dtype.fields):
-        raise ValueError(
-            f"{_type_name(dtype)} has {len(dtype.fields)} fields, got {len(value)} values"
-        )
+        raise ValueError(f"{_type_name(dtype)} has {len(dtype.fields)} fields, got {len(value)} values")
     return list(value)
 
 
 def _struct_values_by_name(value: dict[str, Any], dtype: StructType) -> list[Any]:
     names = dtype.names
     if len(set(names)) != len(names):
-        raise ValueError(
-            f"{_type_name(dtype)} has duplicate field names; pass a tuple instead"
-        )
+        raise ValueError(f"{_type_name(dtype)} has duplicate field names; pass a tuple instead")
     missing = [name for name in names if name not in value]
     unexpected = [name for name in value if name not in names]
     if missing or unexpected:
         raise ValueError(
-            f"{_type_name(dtype)} value does not match its fields: "
-            f"missing {missing}, unexpected {unexpected}"
+            f"{_type_name(dtype)} value does not match its fields: missing {missing}, unexpected {unexpected}"
         )
     return [value[name] for name in names]
 

@@ -18,6 +18,9 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   /** The ASCII bytes "hash"; below 2^31 so that every MurmurHash3 implementation reads it the same way. */
   public static final int SEED = 0x68617368;
 
+  /** The first byte of a by-name record; a positional record starts with the format version. */
+  static final int BY_NAME_RECORD = 0x81;
+
   static final int NULL = 0x00;
   static final int BOOLEAN = 0x01;
   static final int INTEGRAL = 0x02;
@@ -53,6 +56,25 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   public byte[] finishRecord() {
     finish();
     return digest();
+  }
+
+  /** Starts a by-name record: its fields follow as (name, value) pairs, NULL fields left out. */
+  public void beginRecordByName() {
+    reset();
+    put(BY_NAME_RECORD, 1);
+  }
+
+  /** Writes the name of the next by-name field, as a STRING value. */
+  public void putFieldName(byte[] utf8) {
+    put(STRING, 1);
+    putInt(utf8.length);
+    putBytes(utf8);
+  }
+
+  /** Ends the by-name record (a NULL tag cannot start a field, so it closes the list) and hashes it. */
+  public byte[] finishRecordByName() {
+    put(NULL, 1);
+    return finishRecord();
   }
 
   public void putNull() {

@@ -6,7 +6,7 @@ import java.security.MessageDigest
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, ExpressionDescription, Literal}
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression, ExpressionDescription, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
@@ -33,7 +33,10 @@ import org.apache.spark.unsafe.types.UTF8String
   since = "0.1.0",
   group = "agg_funcs")
 // scalastyle:on line.size.limit
-case class DatasetFingerprint(children: Seq[Expression]) extends DeclarativeAggregate {
+case class DatasetFingerprint(children: Seq[Expression], names: Seq[String]) extends DeclarativeAggregate {
+
+  // Names are taken when the function is resolved: the optimizer may later replace a column by its value.
+  def this(children: Seq[Expression]) = this(children, children.map(HashesRecord.argumentName))
 
   override def prettyName: String = DatasetFingerprint.Name
   override def nullable: Boolean = false
@@ -63,7 +66,7 @@ case class DatasetFingerprint(children: Seq[Expression]) extends DeclarativeAggr
     CarryAdd(sumHi.left, sumHi.right, sumLo.left, sumLo.right))
 
   override lazy val evaluateExpression: Expression =
-    FingerprintDigest(count, sumLo, sumHi, DatasetFingerprint.schemaHash(children))
+    FingerprintDigest(count, sumLo, sumHi, DatasetFingerprint.schemaHash(names, children.map(_.dataType)))
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DatasetFingerprint =
     copy(children = newChildren)
@@ -73,16 +76,12 @@ object DatasetFingerprint {
   val Name = "dataset_fingerprint"
 
   /** The record hash of the arguments' names and canonical type strings, in order (docs/FORMAT.md, section 5). */
-  def schemaHash(children: Seq[Expression]): Array[Byte] = {
+  def schemaHash(names: Seq[String], types: Seq[DataType]): Array[Byte] = {
     val encoder = new CanonicalEncoder
-    encoder.beginRecord(children.length * 2)
-    children.foreach { c =>
-      val name = c match {
-        case a: Attribute => a.name
-        case other => other.sql
-      }
+    encoder.beginRecord(names.length * 2)
+    names.zip(types).foreach { case (name, dt) =>
       encoder.putString(UTF8String.fromString(name))
-      encoder.putString(UTF8String.fromString(typeString(c.dataType)))
+      encoder.putString(UTF8String.fromString(typeString(dt)))
     }
     encoder.finishRecord()
   }
@@ -111,7 +110,7 @@ case class FingerprintDigest(count: Expression, sumLo: Expression, sumHi: Expres
     sumHi.eval(input).asInstanceOf[Long], schema))
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val Seq(c, lo, hi) = children.map(_.genCode(ctx))
+    val (c, lo, hi) = (count.genCode(ctx), sumLo.genCode(ctx), sumHi.genCode(ctx))
     val schemaRef = ctx.addReferenceObj("schemaHash", schema, "byte[]")
     val format = FingerprintDigest.getClass.getName.stripSuffix("$")
     ev.copy(code =

@@ -23,6 +23,7 @@ object HashExprExtensions {
   /** Every SQL function hashexpr adds, with the `DESCRIBE FUNCTION` text of its `@ExpressionDescription`. */
   val functions: Seq[Description] = Seq(
     describe[RecordHash](RecordHash.Name),
+    describe[RecordHashByName](RecordHashByName.Name),
     describe[DatasetFingerprint](DatasetFingerprint.Name))
 
   private def describe[T <: Expression : scala.reflect.ClassTag](name: String): Description = {

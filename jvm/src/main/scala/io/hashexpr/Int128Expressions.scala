@@ -39,7 +39,7 @@ case class CarryAdd(accHi: Expression, addHi: Expression, accLo: Expression, add
   }
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val Seq(hi, addH, lo, addL) = children.map(_.genCode(ctx))
+    val (hi, addH, lo, addL) = (accHi.genCode(ctx), addHi.genCode(ctx), accLo.genCode(ctx), addLo.genCode(ctx))
     ev.copy(code =
       code"""
          |${hi.code}

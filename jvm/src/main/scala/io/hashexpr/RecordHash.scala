@@ -1,12 +1,8 @@
 package io.hashexpr
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult.DataTypeMismatch
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
-import org.apache.spark.sql.catalyst.expressions.codegen.Block._
-import org.apache.spark.sql.types.{BinaryType, DataType}
 
 // scalastyle:off line.size.limit
 @ExpressionDescription(
@@ -32,54 +28,14 @@ import org.apache.spark.sql.types.{BinaryType, DataType}
   since = "0.1.0",
   group = "hash_funcs")
 // scalastyle:on line.size.limit
-case class RecordHash(children: Seq[Expression]) extends Expression {
+case class RecordHash(children: Seq[Expression]) extends HashesRecord {
 
   override def prettyName: String = RecordHash.Name
-  override def nullable: Boolean = false
-  override def dataType: DataType = BinaryType
-  override def foldable: Boolean = children.forall(_.foldable)
+
+  override protected def byName: Boolean = false
+  override protected def layout: Seq[(Expression, Array[Byte])] = children.map(_ -> null)
 
   override def checkInputDataTypes(): TypeCheckResult = RecordHash.checkArguments(prettyName, children)
-
-  // One encoder per thread: expressions can be shared, the encoder's stream state cannot.
-  @transient private lazy val writers = children.map(c => InterpretedEncoder.writer(c.dataType)).toArray
-
-  override def eval(input: InternalRow): Any = {
-    val encoder = RecordHash.threadEncoder.get()
-    encoder.beginRecord(children.length)
-    var i = 0
-    while (i < writers.length) {
-      val v = children(i).eval(input)
-      if (v == null) encoder.putNull() else writers(i)(encoder, v)
-      i += 1
-    }
-    encoder.finishRecord()
-  }
-
-  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val encoder = ctx.addMutableState(classOf[CanonicalEncoder].getName, "recordEncoder",
-      v => s"$v = new ${classOf[CanonicalEncoder].getName}();", forceInline = true)
-    val gen = new EncoderCodegen(ctx, encoder)
-    val perArgument = children.map { child =>
-      val c = child.genCode(ctx)
-      s"""
-         |${c.code}
-         |if (${c.isNull}) {
-         |  $encoder.putNull();
-         |} else {
-         |  ${gen.write(c.value.toString, child.dataType)}
-         |}
-       """.stripMargin
-    }
-    // Wide rows: the per-argument code is split into methods below the JVM's 64 KB limit.
-    val body = ctx.splitExpressionsWithCurrentInputs(perArgument, funcName = "recordHash")
-    ev.copy(code =
-      code"""
-         |$encoder.beginRecord(${children.length});
-         |$body
-         |final byte[] ${ev.value} = $encoder.finishRecord();
-       """.stripMargin, isNull = FalseLiteral)
-  }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): RecordHash =
     copy(children = newChildren)
@@ -87,8 +43,6 @@ case class RecordHash(children: Seq[Expression]) extends Expression {
 
 object RecordHash {
   val Name = "record_hash"
-
-  private val threadEncoder = ThreadLocal.withInitial[CanonicalEncoder](() => new CanonicalEncoder)
 
   /** The analysis-time checks of every function that hashes records: at least one argument, known types. */
   private[hashexpr] def checkArguments(function: String, children: Seq[Expression]): TypeCheckResult = {

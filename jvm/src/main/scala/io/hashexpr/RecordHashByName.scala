@@ -1,0 +1,61 @@
+package io.hashexpr
+
+import java.nio.charset.StandardCharsets
+
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult.DataTypeMismatch
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
+
+// scalastyle:off line.size.limit
+@ExpressionDescription(
+  usage = """
+    _FUNC_(col1, col2, ...) - Returns the 16-byte hash of the columns identified by name (hashexpr format v1, by-name record): reordering the columns does not change it, and neither does adding a column that is NULL. Never NULL.
+  """,
+  arguments = """
+    Arguments:
+      * col1, col2, ... - columns (or `*`); each is identified by its name (an expression by its SQL text). Names must be distinct.
+          A NULL field is left out of the record, so it hashes like a missing column; it still differs from every value, '' and 0 included.
+  """,
+  examples = """
+    Examples:
+      > SELECT _FUNC_(*) = (SELECT _FUNC_(*) FROM VALUES ('x', 1) AS t(b, a)) FROM VALUES (1, 'x') AS t(a, b);
+       true
+      > SELECT _FUNC_(*) = (SELECT _FUNC_(a) FROM VALUES (1) AS t(a)) FROM VALUES (1, CAST(NULL AS STRING)) AS t(a, c);
+       true
+      > SELECT _FUNC_(*) = (SELECT _FUNC_(a) FROM VALUES (1) AS t(a)) FROM VALUES (1, '') AS t(a, c);
+       false
+  """,
+  since = "0.1.0",
+  group = "hash_funcs")
+// scalastyle:on line.size.limit
+case class RecordHashByName(children: Seq[Expression], names: Seq[String]) extends HashesRecord {
+
+  // Names are taken when the function is resolved: the optimizer may later replace a column by its value.
+  def this(children: Seq[Expression]) = this(children, children.map(HashesRecord.argumentName))
+
+  override def prettyName: String = RecordHashByName.Name
+
+  override protected def byName: Boolean = true
+
+  /** Sorted by the names' UTF-8 bytes, so the column order does not matter. */
+  override protected lazy val layout: Seq[(Expression, Array[Byte])] =
+    children.zip(names).map { case (c, name) => c -> name.getBytes(StandardCharsets.UTF_8) }
+      .sortWith { case ((_, a), (_, b)) => java.util.Arrays.compareUnsigned(a, b) < 0 }
+
+  override def checkInputDataTypes(): TypeCheckResult = {
+    names.diff(names.distinct).headOption match {
+      case Some(dup) =>
+        DataTypeMismatch("TYPE_CHECK_FAILURE_WITH_HINT", Map(
+          "msg" -> s"`$prettyName` identifies columns by name, and the name `$dup` appears more than once",
+          "hint" -> "; select or alias the columns so that every name is distinct"))
+      case None => RecordHash.checkArguments(prettyName, children)
+    }
+  }
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): RecordHashByName =
+    copy(children = newChildren)
+}
+
+object RecordHashByName {
+  val Name = "record_hash_by_name"
+}
