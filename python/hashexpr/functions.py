@@ -37,17 +37,23 @@ def _require(name: str) -> None:
     _installed.add(id(spark))
 
 
-def record_hash(*cols: ColumnOrName) -> Column:
+def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
     """Return the 16-byte record hash of the given columns (hashexpr format v1).
 
     The hash is MurmurHash3 x64 128 of a null-safe, length-prefixed, type-tagged encoding of the values:
     NULLs, argument positions and the number of arguments count; map entry order, ``-0.0`` versus ``0.0``,
     NaN payloads and integer, float or decimal widening do not. See ``docs/FORMAT.md``.
 
+    With ``by_name=True`` (SQL ``record_hash_by_name``) columns are identified by name instead of position:
+    reordering columns does not change the hash, and adding a column that is NULL does not change it either,
+    which keeps row hashes stable while a schema grows. NULL still differs from every value.
+
     Parameters
     ----------
     cols : :class:`~pyspark.sql.Column` or str
         One or more columns or column names; ``"*"`` stands for every column, in order.
+    by_name : bool, optional
+        Identify columns by name (default: by position).
 
     Returns
     -------
@@ -62,8 +68,13 @@ def record_hash(*cols: ColumnOrName) -> Column:
     'BB9718ED625B2FC5763E75F3ABFD7C5A'
     >>> df.select((hx.record_hash("*") == hx.record_hash(df.id, df.name)).alias("same")).first().same
     True
+    >>> wider = df.withColumn("added", F.lit(None).cast("date")).select("added", "name", "id")
+    >>> wider.select(hx.record_hash("*", by_name=True)).collect() == df.select(
+    ...     hx.record_hash("*", by_name=True)).collect()
+    True
     """
     if not cols:
         raise ValueError("record_hash needs at least one column: pass column names, Columns, or '*'")
-    _require("record_hash")
-    return F.call_function("record_hash", *(_to_column(c) for c in cols))
+    name = "record_hash_by_name" if by_name else "record_hash"
+    _require(name)
+    return F.call_function(name, *(_to_column(c) for c in cols))

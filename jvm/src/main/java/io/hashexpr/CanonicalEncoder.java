@@ -21,6 +21,13 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   /** The first byte of a by-name record; a positional record starts with the format version. */
   static final int BY_NAME_RECORD = 0x81;
 
+  /** The first byte of a business-key record. */
+  static final int KEY_RECORD = 0x82;
+
+  public static final int NULL_KEY_HASH = 0;
+  public static final int NULL_KEY_NULL = 1;
+  public static final int NULL_KEY_ERROR = 2;
+
   static final int NULL = 0x00;
   static final int BOOLEAN = 0x01;
   static final int INTEGRAL = 0x02;
@@ -38,6 +45,10 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   static final int ARRAY = 0x10;
   static final int MAP = 0x11;
   static final int STRUCT = 0x12;
+
+  /** NULLs written since {@link #beginKey}; only meaningful while a key is written. */
+  private int keyNulls;
+  private int keyParts;
 
   private static final long CANONICAL_NAN = Double.doubleToLongBits(Double.NaN);
 
@@ -77,8 +88,39 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
     return finishRecord();
   }
 
+  /** Starts a business key of {@code parts} values under a salt (docs/FORMAT.md, section 9). */
+  public void beginKey(byte[] salt, int parts) {
+    reset();
+    put(KEY_RECORD, 1);
+    putFieldName(salt);
+    putInt(parts);
+    keyNulls = 0;
+    keyParts = parts;
+  }
+
+  /**
+   * Ends the key and hashes it. When every part was NULL, {@code nullKey} decides: hash it as it is
+   * ({@link #NULL_KEY_HASH}), return null ({@link #NULL_KEY_NULL}) or fail ({@link #NULL_KEY_ERROR}).
+   */
+  public byte[] finishKey(int nullKey) {
+    if (keyNulls == keyParts && nullKey != NULL_KEY_HASH) {
+      if (nullKey == NULL_KEY_NULL) {
+        return null;
+      }
+      throw new IllegalArgumentException("record_key: every key part is NULL. Filter such rows out, "
+          + "or choose what they get with null_key=hash (a hash of the NULL key) or null_key=null (NULL)");
+    }
+    return finishRecord();
+  }
+
   public void putNull() {
     put(NULL, 1);
+  }
+
+  /** A NULL key part (top level), counted for {@link #finishKey}. */
+  public void putNullKeyPart() {
+    put(NULL, 1);
+    keyNulls++;
   }
 
   public void putBoolean(boolean v) {

@@ -68,6 +68,9 @@ case class DatasetFingerprint(children: Seq[Expression], names: Seq[String]) ext
   override lazy val evaluateExpression: Expression =
     FingerprintDigest(count, sumLo, sumHi, DatasetFingerprint.schemaHash(names, children.map(_.dataType)))
 
+  // Plans show the arguments, not the names taken from them.
+  override protected def stringArgs: Iterator[Any] = Iterator(children)
+
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DatasetFingerprint =
     copy(children = newChildren)
 }

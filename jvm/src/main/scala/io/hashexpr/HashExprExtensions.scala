@@ -24,6 +24,8 @@ object HashExprExtensions {
   val functions: Seq[Description] = Seq(
     describe[RecordHash](RecordHash.Name),
     describe[RecordHashByName](RecordHashByName.Name),
+    describe[RecordKey](RecordKey.Name),
+    describe[RecordKeyWith](RecordKeyWith.Name),
     describe[DatasetFingerprint](DatasetFingerprint.Name))
 
   private def describe[T <: Expression : scala.reflect.ClassTag](name: String): Description = {

@@ -2,27 +2,53 @@ package io.hashexpr
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral, JavaCode}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.types.{BinaryType, DataType}
 
+/** How a record is framed (docs/FORMAT.md): positionally (section 3), by name (section 6) or as a key (section 9). */
+sealed trait RecordKind
+
+object RecordKind {
+  case object Positional extends RecordKind
+  case object ByName extends RecordKind
+
+  /** A business key: a salt, positional key parts, and what an all-NULL key gives. */
+  final case class Key(salt: String, nullKey: NullKey) extends RecordKind {
+    private[hashexpr] val saltBytes: Array[Byte] = salt.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+  }
+}
+
+/** What `record_key` returns when every key part is NULL. */
+sealed abstract class NullKey(val name: String, val code: Int)
+
+object NullKey {
+  /** Hash the all-NULL key like any other (the default: no row loses its key). */
+  case object Hash extends NullKey("hash", CanonicalEncoder.NULL_KEY_HASH)
+  /** Return NULL. */
+  case object Null extends NullKey("null", CanonicalEncoder.NULL_KEY_NULL)
+  /** Fail the query. */
+  case object Error extends NullKey("error", CanonicalEncoder.NULL_KEY_ERROR)
+
+  val all: Seq[NullKey] = Seq(Hash, Null, Error)
+}
+
 /**
- * An expression that hashes its arguments as one record of hash format v1 (docs/FORMAT.md): positionally,
- * or by name. `eval` and the generated code walk the same layout and call the same [[CanonicalEncoder]]
- * methods, so they produce the same bytes.
+ * An expression that hashes its arguments as one record of hash format v1 (docs/FORMAT.md). `eval` and the
+ * generated code walk the same layout and call the same [[CanonicalEncoder]] methods, so they give the same
+ * bytes.
  */
 trait HashesRecord extends Expression {
 
-  /**
-   * True for by-name records (docs/FORMAT.md, section 6): NULL fields are left out, the others are written
-   * with their name.
-   */
-  protected def byName: Boolean
+  protected def kind: RecordKind
 
   /** The arguments in the order they are written, each with its field name (by-name records only). */
   protected def layout: Seq[(Expression, Array[Byte])]
 
-  override def nullable: Boolean = false
+  override def nullable: Boolean = kind match {
+    case RecordKind.Key(_, NullKey.Null) => true
+    case _ => false
+  }
   override def dataType: DataType = BinaryType
   override def foldable: Boolean = children.forall(_.foldable)
 
@@ -32,20 +58,32 @@ trait HashesRecord extends Expression {
   override def eval(input: InternalRow): Any = {
     // One encoder per thread: expressions can be shared, the encoder's stream state cannot.
     val encoder = HashesRecord.threadEncoder.get()
-    if (byName) encoder.beginRecordByName() else encoder.beginRecord(interpreted.length)
+    kind match {
+      case RecordKind.Positional => encoder.beginRecord(interpreted.length)
+      case RecordKind.ByName => encoder.beginRecordByName()
+      case k: RecordKind.Key => encoder.beginKey(k.saltBytes, interpreted.length)
+    }
     var i = 0
     while (i < interpreted.length) {
       val (child, name, write) = interpreted(i)
       val v = child.eval(input)
       if (v != null) {
-        if (byName) encoder.putFieldName(name)
+        if (name != null) encoder.putFieldName(name)
         write(encoder, v)
-      } else if (!byName) {
-        encoder.putNull()
+      } else {
+        kind match {
+          case RecordKind.Positional => encoder.putNull()
+          case _: RecordKind.Key => encoder.putNullKeyPart()
+          case RecordKind.ByName =>
+        }
       }
       i += 1
     }
-    if (byName) encoder.finishRecordByName() else encoder.finishRecord()
+    kind match {
+      case RecordKind.ByName => encoder.finishRecordByName()
+      case k: RecordKind.Key => encoder.finishKey(k.nullKey.code)
+      case RecordKind.Positional => encoder.finishRecord()
+    }
   }
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
@@ -54,9 +92,13 @@ trait HashesRecord extends Expression {
     val gen = new EncoderCodegen(ctx, encoder)
     val perArgument = layout.map { case (child, name) =>
       val c = child.genCode(ctx)
-      val (whenNull, fieldName) =
-        if (byName) ("", s"$encoder.putFieldName(${ctx.addReferenceObj("fieldName", name, "byte[]")});")
-        else (s"$encoder.putNull();", "")
+      val whenNull = kind match {
+        case RecordKind.Positional => s"$encoder.putNull();"
+        case _: RecordKind.Key => s"$encoder.putNullKeyPart();"
+        case RecordKind.ByName => ""
+      }
+      val fieldName =
+        if (name == null) "" else s"$encoder.putFieldName(${ctx.addReferenceObj("fieldName", name, "byte[]")});"
       s"""
          |${c.code}
          |if (${c.isNull}) {
@@ -69,15 +111,20 @@ trait HashesRecord extends Expression {
     }
     // Wide rows: the per-argument code is split into methods below the JVM's 64 KB limit.
     val body = ctx.splitExpressionsWithCurrentInputs(perArgument, funcName = "hashRecord")
-    val (begin, finish) =
-      if (byName) (s"$encoder.beginRecordByName();", s"$encoder.finishRecordByName()")
-      else (s"$encoder.beginRecord(${layout.length});", s"$encoder.finishRecord()")
+    val (begin, finish) = kind match {
+      case RecordKind.Positional => (s"$encoder.beginRecord(${layout.length});", s"$encoder.finishRecord()")
+      case RecordKind.ByName => (s"$encoder.beginRecordByName();", s"$encoder.finishRecordByName()")
+      case k: RecordKind.Key =>
+        val salt = ctx.addReferenceObj("salt", k.saltBytes, "byte[]")
+        (s"$encoder.beginKey($salt, ${layout.length});", s"$encoder.finishKey(${k.nullKey.code})")
+    }
+    val isNull = if (nullable) JavaCode.isNullExpression(s"${ev.value} == null") else FalseLiteral
     ev.copy(code =
       code"""
          |$begin
          |$body
          |final byte[] ${ev.value} = $finish;
-       """.stripMargin, isNull = FalseLiteral)
+       """.stripMargin, isNull = isNull)
   }
 }
 

@@ -32,7 +32,7 @@ case class RecordHash(children: Seq[Expression]) extends HashesRecord {
 
   override def prettyName: String = RecordHash.Name
 
-  override protected def byName: Boolean = false
+  override protected def kind: RecordKind = RecordKind.Positional
   override protected def layout: Seq[(Expression, Array[Byte])] = children.map(_ -> null)
 
   override def checkInputDataTypes(): TypeCheckResult = RecordHash.checkArguments(prettyName, children)

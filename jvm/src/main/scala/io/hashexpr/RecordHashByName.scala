@@ -35,7 +35,7 @@ case class RecordHashByName(children: Seq[Expression], names: Seq[String]) exten
 
   override def prettyName: String = RecordHashByName.Name
 
-  override protected def byName: Boolean = true
+  override protected def kind: RecordKind = RecordKind.ByName
 
   /** Sorted by the names' UTF-8 bytes, so the column order does not matter. */
   override protected lazy val layout: Seq[(Expression, Array[Byte])] =
@@ -51,6 +51,9 @@ case class RecordHashByName(children: Seq[Expression], names: Seq[String]) exten
       case None => RecordHash.checkArguments(prettyName, children)
     }
   }
+
+  // Plans show the arguments, not the names taken from them.
+  override protected def stringArgs: Iterator[Any] = Iterator(children)
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): RecordHashByName =
     copy(children = newChildren)

@@ -45,7 +45,7 @@ class RegistrationSuite extends SparkSuite {
       val pairs = examples.sliding(2).collect { case Seq(q, r) if q.startsWith(">") => q.drop(1).trim -> r }.toSeq
       assert(pairs.nonEmpty, s"${info.getName} has no examples")
       pairs.foreach { case (query, expected) =>
-        val actual = spark.sql(query.stripSuffix(";")).collect().head.get(0).toString
+        val actual = spark.sql(query.stripSuffix(";")).collect().head.toSeq.map(String.valueOf).mkString("\t")
         assert(actual == expected, s"$query")
       }
     }
