@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from hashexpr.errors import HashExprNotInstalledError
 from hashexpr.fingerprint import dataset_fingerprint, fingerprints_by
-from hashexpr.functions import record_hash
+from hashexpr.functions import record_hash, record_key
 from hashexpr.jar import EXTENSION_CLASS, jar_path
 from hashexpr.reference import FORMAT_VERSION
 from hashexpr.session import configure
@@ -30,4 +30,5 @@ __all__ = [
     "fingerprints_by",
     "jar_path",
     "record_hash",
+    "record_key",
 ]

@@ -6,7 +6,7 @@ classic PySpark and over Spark Connect; the Spark side only needs hashexpr's jar
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Literal, Optional, Union
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
@@ -78,3 +78,95 @@ def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
     name = "record_hash_by_name" if by_name else "record_hash"
     _require(name)
     return F.call_function(name, *(_to_column(c) for c in cols))
+
+
+_NULL_KEYS = ("hash", "null", "error")
+_CASES = ("upper", "lower")
+
+
+def _key_options(salt: Optional[str], trim: bool, case: Optional[str], empty_as_null: bool, null_key: str) -> str:
+    if case is not None and case not in _CASES:
+        raise ValueError(f"case must be 'upper', 'lower' or None, got {case!r}")
+    if null_key not in _NULL_KEYS:
+        raise ValueError(f"null_key must be 'hash', 'null' or 'error', got {null_key!r}")
+    if salt is not None and ";" in salt:
+        raise ValueError(f"salt must not contain ';', got {salt!r}")
+    items = [f"salt={salt}"] if salt else []
+    items += ["trim"] if trim else []
+    items += [f"case={case}"] if case else []
+    items += ["empty_as_null"] if empty_as_null else []
+    items += [f"null_key={null_key}"] if null_key != "hash" else []
+    return "; ".join(items)
+
+
+def record_key(
+    *cols: ColumnOrName,
+    salt: Optional[str] = None,
+    trim: bool = False,
+    case: Optional[Literal["upper", "lower"]] = None,
+    empty_as_null: bool = False,
+    null_key: Literal["hash", "null", "error"] = "hash",
+    hash_single_field: bool = True,
+) -> Column:
+    """Return the 16-byte hash of a business key (a hub key, an upsert key, a dedup key).
+
+    Key parts are hashed positionally with the NULL-safe, type-tagged encoding of :func:`record_hash`, framed
+    so that a key hash never equals a record hash (``docs/FORMAT.md``, section 9). Nothing is normalised
+    unless asked for: normalisation makes ``' c-1 '`` and ``'C-1'`` the same key, which is right for keys
+    typed by people and wrong for case-sensitive codes, so it is a decision per key.
+
+    Parameters
+    ----------
+    cols : :class:`~pyspark.sql.Column` or str
+        The key parts, in order.
+    salt : str, optional
+        Separates the hash space of one table (or hub) from others; change it to re-key a table.
+    trim : bool, optional
+        Remove spaces from both ends of string key parts.
+    case : {'upper', 'lower'}, optional
+        Fold the case of string key parts (locale-independent).
+    empty_as_null : bool, optional
+        Treat an empty string key part (after ``trim``) as NULL.
+    null_key : {'hash', 'null', 'error'}, optional
+        What a key whose parts are all NULL gives: its hash (default; no row loses its key), NULL, or a
+        failed query.
+    hash_single_field : bool, optional
+        With ``False`` and a single key column, return that column's raw value instead of a hash (as
+        warehouse loaders offer for natural keys); it cannot be combined with several columns or other options.
+
+    Returns
+    -------
+    :class:`~pyspark.sql.Column`
+        A ``BINARY`` column of 16-byte key hashes (or the raw key column).
+
+    Examples
+    --------
+    >>> import hashexpr as hx
+    >>> df = spark.createDataFrame([(" c-042 ",), ("C-042",)], "customer STRING")
+    >>> keys = df.select(hx.record_key("customer", trim=True, case="upper").alias("k")).collect()
+    >>> keys[0].k == keys[1].k
+    True
+    >>> df.select(hx.record_key("customer", hash_single_field=False).alias("k")).first().k
+    ' c-042 '
+    """
+    if not cols:
+        raise ValueError("record_key needs at least one key column")
+    options = _key_options(salt, trim, case, empty_as_null, null_key)
+    if not hash_single_field:
+        if len(cols) != 1 or cols[0] == "*":
+            raise ValueError(
+                "hash_single_field=False returns a raw key value, so it needs exactly one key column; "
+                f"got {len(cols)}: hash composite keys, or pass a single column"
+            )
+        if options:
+            raise ValueError(
+                "hash_single_field=False returns the raw key value, which salt, trim, case, empty_as_null and "
+                "null_key cannot apply to: normalise the column in the query instead"
+            )
+        return _to_column(cols[0])
+    columns = [_to_column(c) for c in cols]
+    if not options:
+        _require("record_key")
+        return F.call_function("record_key", *columns)
+    _require("record_key_with")
+    return F.call_function("record_key_with", F.lit(options), *columns)
