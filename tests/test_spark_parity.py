@@ -38,7 +38,9 @@ def _int(bits: int):
 
 
 def _decimal(precision: int, scale: int):
-    bound = decimal.Decimal(10) ** (precision - scale) - decimal.Decimal(1).scaleb(-scale)
+    # The largest DECIMAL(p, s) value, written out digit by digit: no arithmetic context can round it up.
+    digits = "9" * (precision - scale) + ("." + "9" * scale if scale else "")
+    bound = decimal.Decimal(digits)
     return st.decimals(min_value=-bound, max_value=bound, places=scale, allow_nan=False, allow_infinity=False)
 
 

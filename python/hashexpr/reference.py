@@ -53,6 +53,11 @@ value of the Spark type (out of range, naive timestamp, too many decimal digits,
 
 Examples
 --------
+Beyond positional records (format sections 1 to 4), the module computes by-name records
+(:func:`record_hash_by_name`, section 6) and dataset fingerprints (:func:`dataset_fingerprint`,
+section 5), also of Arrow tables and pandas DataFrames (:func:`fingerprint_arrow`,
+:func:`fingerprint_pandas`), which need :mod:`pyarrow` (and :mod:`pandas`) only when called.
+
 The examples use the ``pyspark.sql.types`` classes this module imports.
 
 >>> record_hash([1, "a", None], [IntegerType(), StringType(), StringType()]).hex()
@@ -63,10 +68,11 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import hashlib
 import math
 import struct
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import mmh3
 from pyspark.sql.types import (
@@ -89,6 +95,7 @@ from pyspark.sql.types import (
     Row,
     ShortType,
     StringType,
+    StructField,
     StructType,
     TimestampNTZType,
     TimestampType,
@@ -97,7 +104,25 @@ from pyspark.sql.types import (
     YearMonthIntervalType,
 )
 
-__all__ = ["FORMAT_VERSION", "SEED", "encode_record", "encode_value", "record_hash"]
+if TYPE_CHECKING:
+    import pandas
+    import pyarrow
+
+__all__ = [
+    "FORMAT_VERSION",
+    "SEED",
+    "dataset_fingerprint",
+    "encode_record",
+    "encode_record_by_name",
+    "encode_value",
+    "fingerprint_arrow",
+    "fingerprint_pandas",
+    "record_hash",
+    "record_hash_by_name",
+    "schema_hash",
+    "spark_type_of_arrow",
+    "spark_type_string",
+]
 
 SEED = 0x68617368
 """MurmurHash3 seed: the ASCII bytes ``hash`` (1751217000)."""
@@ -141,7 +166,15 @@ _EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _EPOCH_NTZ = datetime.datetime(1970, 1, 1)
 
 _MAX_DECIMAL_BYTES = 17
+_MAX_DECIMAL_PRECISION = 38
 _LCASE_NAME = b"UTF8_LCASE"
+
+# By-name records, docs/FORMAT.md section 6: the first byte and the end of the field list.
+_BY_NAME_RECORD = 0x81
+_BY_NAME_END = 0x00
+
+# Dataset fingerprints, docs/FORMAT.md section 5: the 20 ASCII bytes that start the digested stream.
+_FINGERPRINT_LABEL = b"hashexpr-fingerprint"
 
 
 def record_hash(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
@@ -235,6 +268,264 @@ def encode_value(value: Any, dtype: DataType) -> bytes:
     """
     _check_type(dtype)
     return _encode(value, dtype)
+
+
+def record_hash_by_name(
+    values: Mapping[str, Any] | Sequence[tuple[str, Any]], types: Mapping[str, DataType]
+) -> bytes:
+    """
+    Returns the 16-byte hash of a by-name record, as ``record_hash_by_name(c1, ..., cn)`` computes it.
+
+    Each argument is identified by its name (in Spark, a column's name or the SQL text of any other
+    expression), so the order of the arguments does not matter, and a ``NULL`` argument hashes
+    exactly like an argument that is not there.
+
+    Parameters
+    ----------
+    values : mapping of str to object, or sequence of (str, object) pairs
+        Every argument's name and value, in the Python conventions of this module; ``None`` is
+        ``NULL``. Pairs may repeat a name only to be rejected.
+    types : mapping of str to :class:`pyspark.sql.types.DataType`
+        The Spark SQL type of every argument, by name: exactly the names of ``values``.
+
+    Returns
+    -------
+    bytes
+        The MurmurHash3 x64 128 digest (seed :data:`SEED`) of :func:`encode_record_by_name`.
+
+    Raises
+    ------
+    ValueError
+        If a name appears twice, if ``types`` does not name exactly the arguments, or if a value
+        does not fit its type.
+
+    Examples
+    --------
+    >>> types = {"a": IntegerType(), "b": StringType()}
+    >>> by_name = record_hash_by_name({"a": 1, "b": "x"}, types)
+    >>> by_name == record_hash_by_name([("b", "x"), ("a", 1)], types)
+    True
+    >>> record_hash_by_name({"a": 1, "b": None}, types) == record_hash_by_name({"a": 1}, {"a": ByteType()})
+    True
+    >>> record_hash_by_name([("a", 1), ("a", 2)], types)
+    Traceback (most recent call last):
+        ...
+    ValueError: duplicate argument names ['a']: record_hash_by_name identifies arguments by name
+    """
+    return _murmur3(encode_record_by_name(values, types))
+
+
+def encode_record_by_name(
+    values: Mapping[str, Any] | Sequence[tuple[str, Any]], types: Mapping[str, DataType]
+) -> bytes:
+    """
+    Returns the byte stream that :func:`record_hash_by_name` hashes (``BYNAME`` in the format spec).
+
+    Parameters
+    ----------
+    values : mapping of str to object, or sequence of (str, object) pairs
+        Every argument's name and value; ``None`` is ``NULL``.
+    types : mapping of str to :class:`pyspark.sql.types.DataType`
+        The Spark SQL type of every argument, by name.
+
+    Returns
+    -------
+    bytes
+        ``0x81``, then the name (as a STRING) and the value of every non-``NULL`` argument in
+        ascending order of the names' UTF-8 bytes, then ``0x00``.
+
+    Examples
+    --------
+    >>> encode_record_by_name({"b": None, "a": 1}, {"a": IntegerType(), "b": StringType()}).hex(" ")
+    '81 05 01 00 00 00 61 02 01 00 00 00 00 00 00 00 00'
+    >>> encode_record_by_name({"a": None}, {"a": StringType()}).hex(" ")
+    '81 00'
+    """
+    parts = [bytes([_BY_NAME_RECORD])]
+    for name, value, dtype in _sorted_arguments(values, types):
+        if value is not None:
+            parts.append(bytes([_STRING]) + _u32(len(name)) + name + _encode(value, dtype))
+    parts.append(bytes([_BY_NAME_END]))
+    return b"".join(parts)
+
+
+def _sorted_arguments(
+    values: Mapping[str, Any] | Sequence[tuple[str, Any]], types: Mapping[str, DataType]
+) -> list[tuple[bytes, Any, DataType]]:
+    """The arguments as (UTF-8 name, value, type), in ascending order of the names' bytes."""
+    pairs = _named_pairs(values)
+    names = [name for name, _ in pairs]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(
+            f"duplicate argument names {repeated}: record_hash_by_name identifies arguments by name"
+        )
+    if not isinstance(types, Mapping):
+        raise TypeError(f"types must be a mapping of names to DataTypes, got {type(types).__name__}")
+    untyped = [name for name in names if name not in types]
+    absent = [name for name in types if name not in set(names)]
+    if untyped or absent:
+        raise ValueError(
+            f"types must name exactly the arguments: no type for {untyped}, no value for {absent}"
+        )
+    for name in names:
+        _check_type(types[name])
+    arguments = [(_name_bytes(name), value, types[name]) for name, value in pairs]
+    # bytes compare unsigned, byte by byte, which is the order the format prescribes.
+    return sorted(arguments, key=lambda argument: argument[0])
+
+
+def _named_pairs(values: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    if isinstance(values, Mapping):
+        pairs = list(values.items())
+    elif isinstance(values, (list, tuple)):
+        pairs = list(values)
+    else:
+        raise TypeError(
+            f"values must be a mapping or a sequence of (name, value) pairs, got {type(values).__name__}"
+        )
+    for pair in pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError(f"expected a (name, value) pair, got {pair!r}")
+        if not isinstance(pair[0], str):
+            raise TypeError(f"argument names must be str, got {type(pair[0]).__name__}")
+    return [(name, value) for name, value in pairs]
+
+
+def _name_bytes(name: str) -> bytes:
+    try:
+        return name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"argument name {name!r} has a lone surrogate, which UTF-8 cannot encode") from None
+
+
+def spark_type_string(dtype: DataType) -> str:
+    """
+    Returns the canonical string of a type, as the fingerprint's schema hashes it (format section 5).
+
+    Nullability is left out; struct field names are written in backticks (a backtick doubled);
+    a user-defined type is written as its SQL type; every other type is Spark's ``simpleString``.
+
+    Parameters
+    ----------
+    dtype : :class:`pyspark.sql.types.DataType`
+        The type.
+
+    Returns
+    -------
+    str
+        The type string, e.g. ``'array<int>'`` or ``'struct<`a`:decimal(10,2)>'``.
+
+    Examples
+    --------
+    >>> spark_type_string(ArrayType(IntegerType(), containsNull=False))
+    'array<int>'
+    >>> spark_type_string(MapType(StringType(), LongType()))
+    'map<string,bigint>'
+    >>> spark_type_string(StructType([StructField("a`b", DecimalType(10, 2)), StructField("c", ByteType())]))
+    'struct<`a``b`:decimal(10,2),`c`:tinyint>'
+    >>> spark_type_string(DayTimeIntervalType())
+    'interval day to second'
+    """
+    if not isinstance(dtype, DataType):
+        raise TypeError(f"expected a pyspark.sql.types.DataType, got {type(dtype).__name__}")
+    if isinstance(dtype, UserDefinedType):
+        return spark_type_string(dtype.sqlType())
+    if isinstance(dtype, ArrayType):
+        return f"array<{spark_type_string(dtype.elementType)}>"
+    if isinstance(dtype, MapType):
+        return f"map<{spark_type_string(dtype.keyType)},{spark_type_string(dtype.valueType)}>"
+    if isinstance(dtype, StructType):
+        fields = (f"`{f.name.replace('`', '``')}`:{spark_type_string(f.dataType)}" for f in dtype.fields)
+        return f"struct<{','.join(fields)}>"
+    return dtype.simpleString()
+
+
+def schema_hash(names: Sequence[str], types: Sequence[DataType]) -> bytes:
+    """
+    Returns ``SCHEMA`` of the fingerprint: the record hash of every column's name and type string.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The column names (in Spark, a column's name or the SQL text of any other expression).
+    types : sequence of :class:`pyspark.sql.types.DataType`
+        The column types, one per name.
+
+    Returns
+    -------
+    bytes
+        ``record_hash(name1, type1, ..., namen, typen)`` over ``2n`` STRING values (16 bytes), the
+        types written by :func:`spark_type_string`.
+
+    Examples
+    --------
+    >>> schema_hash(["id"], [IntegerType()]) == record_hash(["id", "int"], [StringType(), StringType()])
+    True
+    >>> schema_hash(["id"], [IntegerType()]) == schema_hash(["id"], [LongType()])
+    False
+    """
+    names = list(names)
+    types = list(types)
+    if len(names) != len(types):
+        raise ValueError(f"{len(names)} names but {len(types)} types")
+    strings: list[str] = []
+    for name, dtype in zip(names, types):
+        _check_type(dtype)
+        strings += [name, spark_type_string(dtype)]
+    return record_hash(strings, [StringType()] * len(strings))
+
+
+def dataset_fingerprint(
+    rows: Iterable[Sequence[Any]], names: Sequence[str], types: Sequence[DataType]
+) -> str:
+    """
+    Returns the fingerprint of a table, as the aggregate ``dataset_fingerprint(c1, ..., cn)`` does.
+
+    The fingerprint does not depend on the order of the rows; it changes with every value, every
+    row (duplicates included), the row count, a column's name and a column's type (format section 5).
+
+    Parameters
+    ----------
+    rows : iterable of sequences
+        The rows, each a sequence of values in column order, in the Python conventions of this module.
+    names : sequence of str
+        The column names.
+    types : sequence of :class:`pyspark.sql.types.DataType`
+        The column types, one per name.
+
+    Returns
+    -------
+    str
+        ``'hx1:'`` and the 64 lowercase hex digits of the SHA-256 digest.
+
+    Examples
+    --------
+    >>> dataset_fingerprint([], ["id"], [LongType()])
+    'hx1:13f2888eec11c90f5eb8b7bd9baed23c7bd05dc99306f4a632d24011fe48b1ef'
+    >>> types = [IntegerType(), StringType()]
+    >>> dataset_fingerprint([(1, "a"), (2, "b")], ["id", "s"], types) == dataset_fingerprint(
+    ...     [(2, "b"), (1, "a")], ["id", "s"], types)
+    True
+    >>> dataset_fingerprint([(1, "a")], ["id", "s"], types) == dataset_fingerprint(
+    ...     [(1, "a"), (1, "a")], ["id", "s"], types)
+    False
+    """
+    schema = schema_hash(names, types)
+    types = list(types)
+    count = 0
+    total = 0
+    for row in rows:
+        total += int.from_bytes(record_hash(row, types), "little")
+        count += 1
+    digest = hashlib.sha256(
+        _FINGERPRINT_LABEL
+        + _u8(FORMAT_VERSION)
+        + schema
+        + _i64(count)
+        + (total % 2**128).to_bytes(16, "little")
+    )
+    return f"hx{FORMAT_VERSION}:{digest.hexdigest()}"
 
 
 def _murmur3(data: bytes) -> bytes:
@@ -639,3 +930,260 @@ _ENCODERS: tuple[tuple[Any, Callable[[Any, Any], bytes]], ...] = (
     (MapType, _encode_map),
     (StructType, _encode_struct),
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow and pandas
+
+
+def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = None) -> str:
+    """
+    Returns the fingerprint of an Arrow table, as Spark's ``dataset_fingerprint(*)`` computes it
+    once the table is loaded into Spark.
+
+    By default every column gets the type Spark 4 gives it when reading the Parquet file that
+    :func:`pyarrow.parquet.write_table` writes (see :func:`spark_type_of_arrow`), so the result equals
+    ``spark.read.parquet(path).agg(dataset_fingerprint(*))``. Column names are taken as they are.
+
+    Timestamps are taken as microseconds, the unit Spark keeps: seconds and milliseconds are
+    converted exactly; nanoseconds (which Spark does not read from Parquet) are accepted only when
+    every value is a whole number of microseconds, the data ``write_table(...,
+    coerce_timestamps="us")`` writes. Dictionary-encoded columns are fingerprinted by their values.
+
+    Parameters
+    ----------
+    table : :class:`pyarrow.Table`
+        The data.
+    types : sequence of :class:`pyspark.sql.types.DataType`, optional
+        The Spark type of every column once loaded, when it differs from the Parquet mapping (for
+        example a schema given to the reader). Values must fit them in the conventions of this
+        module: timestamps and dates arrive as ``int`` microseconds and days, structs as tuples.
+
+    Returns
+    -------
+    str
+        ``'hx1:'`` and 64 lowercase hex digits.
+
+    Raises
+    ------
+    ValueError
+        If a column's Arrow type has no Spark counterpart (naming the column), if a nanosecond
+        timestamp is not a whole number of microseconds, or if a value does not fit its type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> table = pa.table({"id": pa.array([1, 2], pa.int32()), "s": ["a", None]})
+    >>> fingerprint_arrow(table) == dataset_fingerprint([(2, None), (1, "a")], ["id", "s"],
+    ...                                                 [IntegerType(), StringType()])
+    True
+    >>> fingerprint_arrow(pa.table({"t": pa.array([1], pa.time32("s"))}))
+    Traceback (most recent call last):
+        ...
+    ValueError: column 't': Spark has no type for the Arrow type time32[s]
+    """
+    names = [str(name) for name in table.column_names]
+    arrow_types = [field.type for field in table.schema]
+    if types is None:
+        types = [_column_type(name, arrow_type) for name, arrow_type in zip(names, arrow_types)]
+    else:
+        types = list(types)
+        if len(types) != len(names):
+            raise ValueError(f"the table has {len(names)} columns but {len(types)} types were given")
+        for name, arrow_type in zip(names, arrow_types):
+            _column_type(name, arrow_type)
+    columns = [_column_values(name, table.column(i)) for i, name in enumerate(names)]
+    rows = zip(*columns) if columns else iter([()] * table.num_rows)
+    return dataset_fingerprint(rows, names, types)
+
+
+def fingerprint_pandas(df: pandas.DataFrame, types: Sequence[DataType] | None = None) -> str:
+    """
+    Returns the fingerprint of a pandas DataFrame, as Spark's ``dataset_fingerprint(*)`` computes it
+    over ``df.to_parquet(path, index=False)`` read back with ``spark.read.parquet(path)``.
+
+    The frame is converted with :meth:`pyarrow.Table.from_pandas` without its index, as
+    ``to_parquet`` does, and fingerprinted with :func:`fingerprint_arrow`: so ``NaN`` in a float
+    column and ``None``/``NaT`` are ``NULL``, a categorical column is its values' type, and an
+    object column holding only ``None`` is an all-``NULL`` ``INT`` column, as Spark reads it.
+    ``spark.createDataFrame(df)`` can infer other types (it makes naive ``datetime64`` columns
+    ``TIMESTAMP`` rather than ``TIMESTAMP_NTZ``); pass ``types`` to fingerprint such a frame.
+
+    Parameters
+    ----------
+    df : :class:`pandas.DataFrame`
+        The data; column names become strings.
+    types : sequence of :class:`pyspark.sql.types.DataType`, optional
+        The Spark type of every column, as in :func:`fingerprint_arrow`.
+
+    Returns
+    -------
+    str
+        ``'hx1:'`` and 64 lowercase hex digits.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"id": [1, 2], "x": [0.5, float("nan")]})
+    >>> fingerprint_pandas(df) == dataset_fingerprint([(1, 0.5), (2, None)], ["id", "x"],
+    ...                                               [LongType(), DoubleType()])
+    True
+    """
+    import pyarrow as pa
+
+    return fingerprint_arrow(pa.Table.from_pandas(df, preserve_index=False), types)
+
+
+def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
+    """
+    Returns the Spark type Spark 4 reads from Parquet that pyarrow wrote from a column of this type.
+
+    ``int8``..``int64``: ``TINYINT``..``BIGINT``; ``uint8``, ``uint16``, ``uint32``: ``SMALLINT``,
+    ``INT``, ``BIGINT``; ``uint64``: ``DECIMAL(20,0)``; ``float32``, ``float64``: ``FLOAT``,
+    ``DOUBLE``; ``bool``: ``BOOLEAN``; decimals up to precision 38: ``DECIMAL(p,s)``; every
+    string type: ``STRING``; every binary type: ``BINARY``; ``date32``, ``date64``: ``DATE``;
+    a timestamp with a time zone: ``TIMESTAMP``; a timestamp without one: ``TIMESTAMP_NTZ`` (Parquet
+    ``isAdjustedToUTC = false``, which Spark infers as ``TIMESTAMP_NTZ`` by default); every list
+    type: ``ARRAY``; ``struct``: ``STRUCT``; ``map``: ``MAP``; a dictionary: its values' type;
+    ``null``: ``INT`` (Spark reads an all-``NULL`` Parquet column as ``INT``). Nullability is
+    carried over. Other types (``float16``, ``time32``, ``time64``, ``duration``, intervals,
+    unions, views of lists, extension types, decimals above precision 38) raise :class:`ValueError`.
+
+    Parameters
+    ----------
+    arrow_type : :class:`pyarrow.DataType`
+        The Arrow type.
+
+    Returns
+    -------
+    :class:`pyspark.sql.types.DataType`
+        The Spark type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> spark_type_of_arrow(pa.list_(pa.timestamp("ms"))).simpleString()
+    'array<timestamp_ntz>'
+    >>> spark_type_of_arrow(pa.map_(pa.string(), pa.timestamp("us", tz="UTC"))).simpleString()
+    'map<string,timestamp>'
+    >>> spark_type_of_arrow(pa.uint64())
+    DecimalType(20,0)
+    """
+    import pyarrow as pa
+
+    types = pa.types
+    for predicate, spark_type in _arrow_atomic_types(pa):
+        if predicate(arrow_type):
+            return spark_type
+    if types.is_decimal(arrow_type) and arrow_type.precision <= _MAX_DECIMAL_PRECISION:
+        return DecimalType(arrow_type.precision, arrow_type.scale)
+    if types.is_timestamp(arrow_type):
+        return TimestampNTZType() if arrow_type.tz is None else TimestampType()
+    if types.is_dictionary(arrow_type):
+        return spark_type_of_arrow(arrow_type.value_type)
+    if types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type):
+        field = arrow_type.value_field
+        return ArrayType(spark_type_of_arrow(field.type), field.nullable)
+    if types.is_map(arrow_type):
+        return MapType(
+            spark_type_of_arrow(arrow_type.key_type), spark_type_of_arrow(arrow_type.item_type),
+            arrow_type.item_field.nullable,
+        )
+    if types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        return StructType([StructField(f.name, spark_type_of_arrow(f.type), f.nullable) for f in fields])
+    raise ValueError(f"Spark has no type for the Arrow type {arrow_type}")
+
+
+def _arrow_atomic_types(pa: Any) -> list[tuple[Callable[[Any], bool], DataType]]:
+    types = pa.types
+    return [
+        (types.is_null, IntegerType()),
+        (types.is_boolean, BooleanType()),
+        (types.is_int8, ByteType()),
+        (types.is_int16, ShortType()),
+        (types.is_int32, IntegerType()),
+        (types.is_int64, LongType()),
+        (types.is_uint8, ShortType()),
+        (types.is_uint16, IntegerType()),
+        (types.is_uint32, LongType()),
+        (types.is_uint64, DecimalType(20, 0)),
+        (types.is_float32, FloatType()),
+        (types.is_float64, DoubleType()),
+        (lambda t: types.is_string(t) or types.is_large_string(t) or types.is_string_view(t), StringType()),
+        (
+            lambda t: types.is_binary(t) or types.is_large_binary(t) or types.is_binary_view(t)
+            or types.is_fixed_size_binary(t),
+            BinaryType(),
+        ),
+        (lambda t: types.is_date32(t) or types.is_date64(t), DateType()),
+    ]
+
+
+def _column_type(name: str, arrow_type: pyarrow.DataType) -> DataType:
+    try:
+        return spark_type_of_arrow(arrow_type)
+    except ValueError as error:
+        raise ValueError(f"column {name!r}: {error}") from None
+
+
+def _column_values(name: str, column: pyarrow.ChunkedArray) -> list[Any]:
+    """A column's values in the conventions of this module: timestamps and dates as ``int``."""
+    import pyarrow as pa
+
+    micros_type = _plain_type(column.type, pa, micros=True)
+    try:
+        if micros_type != column.type:
+            column = column.cast(micros_type, safe=True)
+        plain_type = _plain_type(micros_type, pa, micros=False)
+        if plain_type != micros_type:
+            column = column.cast(plain_type, safe=True)
+    except pa.ArrowInvalid as error:
+        raise ValueError(f"column {name!r}: {error}") from None
+    values = column.to_pylist()
+    if pa.types.is_nested(column.type):
+        return [_positional(value, column.type, pa) for value in values]
+    return values
+
+
+def _plain_type(arrow_type: pyarrow.DataType, pa: Any, micros: bool) -> pyarrow.DataType:
+    """
+    With ``micros``, every timestamp in microseconds and every date a ``date32``; without, every
+    timestamp an ``int64`` and every date an ``int32``. Dictionaries are replaced by their values.
+    """
+    types = pa.types
+    if types.is_timestamp(arrow_type):
+        return pa.timestamp("us", arrow_type.tz) if micros else pa.int64()
+    if types.is_date(arrow_type):
+        return pa.date32() if micros else pa.int32()
+    if types.is_dictionary(arrow_type):
+        return _plain_type(arrow_type.value_type, pa, micros)
+    if types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type):
+        return pa.list_(arrow_type.value_field.with_type(_plain_type(arrow_type.value_type, pa, micros)))
+    if types.is_map(arrow_type):
+        return pa.map_(
+            arrow_type.key_field.with_type(_plain_type(arrow_type.key_type, pa, micros)),
+            arrow_type.item_field.with_type(_plain_type(arrow_type.item_type, pa, micros)),
+        )
+    if types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        return pa.struct([f.with_type(_plain_type(f.type, pa, micros)) for f in fields])
+    return arrow_type
+
+
+def _positional(value: Any, arrow_type: pyarrow.DataType, pa: Any) -> Any:
+    """Structs as tuples (in field order), maps as (key, value) pairs, recursively."""
+    if value is None:
+        return None
+    types = pa.types
+    if types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        return tuple(_positional(value[f.name], f.type, pa) for f in fields)
+    if types.is_map(arrow_type):
+        return [
+            (_positional(k, arrow_type.key_type, pa), _positional(v, arrow_type.item_type, pa))
+            for k, v in value
+        ]
+    if types.is_list(arrow_type):
+        return [_positional(element, arrow_type.value_type, pa) for element in value]
+    return value

@@ -47,4 +47,34 @@ class GoldenVectorsSuite extends SparkSuite {
       }
     }
   }
+
+  private def vectorFile(name: String) = {
+    val json = new ObjectMapper().readTree(new File(root, s"spec/$name"))
+    assert(json.get("format_version").asInt() == CanonicalEncoder.FORMAT_VERSION)
+    json.get("vectors").elements().asScala.toSeq
+  }
+
+  test("by-name vectors (spec/by-name-vectors-v1.json), constant-folded and in every mode") {
+    val byName = vectorFile("by-name-vectors-v1.json")
+    assert(byName.size >= 30)
+    byName.foreach { v =>
+      val columns = v.get("args").elements().asScala
+        .map(a => s"${a.get("sql").asText()} AS `${a.get("name").asText().replace("`", "``")}`").mkString(", ")
+      val sql = s"SELECT hex(record_hash_by_name(*)) FROM (SELECT $columns)"
+      val expected = v.get("hex").asText()
+      assert(one(sql).getString(0).toLowerCase == expected, s"${v.get("name")}: $sql")
+      SparkSuite.Modes.foreach(m => inMode(m)(assert(one(sql).getString(0).toLowerCase == expected, m.name)))
+    }
+  }
+
+  test("fingerprint vectors (spec/fingerprint-vectors-v1.json) in every mode") {
+    val fingerprints = vectorFile("fingerprint-vectors-v1.json")
+    assert(fingerprints.size >= 10)
+    fingerprints.foreach { v =>
+      val sql = s"SELECT dataset_fingerprint(*) FROM (${v.get("sql").asText()})"
+      val expected = v.get("fingerprint").asText()
+      assert(one(sql).getString(0) == expected, s"${v.get("name")}: $sql")
+      SparkSuite.Modes.foreach(m => inMode(m)(assert(one(sql).getString(0) == expected, m.name)))
+    }
+  }
 }
