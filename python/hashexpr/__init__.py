@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from hashexpr.collisions import (
+    collision_exceptions,
+    collision_probability,
+    find_collisions,
+    resolve_collisions,
+)
 from hashexpr.errors import HashExprNotInstalledError
 from hashexpr.fingerprint import dataset_fingerprint, fingerprints_by
 from hashexpr.functions import record_hash, record_key
 from hashexpr.jar import EXTENSION_CLASS, jar_path
+from hashexpr.metadata import with_metadata
 from hashexpr.reference import FORMAT_VERSION
 from hashexpr.session import configure
 
@@ -25,10 +32,15 @@ __all__ = [
     "EXTENSION_CLASS",
     "FORMAT_VERSION",
     "HashExprNotInstalledError",
+    "collision_exceptions",
+    "collision_probability",
     "configure",
     "dataset_fingerprint",
+    "find_collisions",
     "fingerprints_by",
     "jar_path",
     "record_hash",
     "record_key",
+    "resolve_collisions",
+    "with_metadata",
 ]

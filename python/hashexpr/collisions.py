@@ -1,0 +1,342 @@
+"""Hash-key collisions: detect them, resolve them row by row, and estimate how likely they are.
+
+A hub (or any table keyed by :func:`~hashexpr.record_key`) stores one hash key per business key. Two things
+can break that one-to-one mapping, and a ``unique`` test on the hash key catches neither, because the
+colliding business keys have already merged into one hash:
+
+* a **collision**: two different business keys share one hash key;
+* an **inconsistency**: one business key has several hash keys, typically because loads used different
+  normalisation (``trim``, ``case``), salts or hash functions.
+
+:func:`find_collisions` reports both. A collision is then resolved as Data Vault practice does it: detect,
+then record an exception (business key -> replacement hash key) and apply it on every load with
+:func:`resolve_collisions`; :func:`collision_exceptions` builds that table with a salted re-hash. See
+``docs/KEYS.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
+
+from hashexpr.functions import record_key
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: ``kind`` of a hash key shared by several business keys.
+COLLISION = "collision"
+#: ``kind`` of a business key stored under several hash keys.
+INCONSISTENT = "inconsistent"
+#: The column of an exception table that holds the replacement hash key.
+REPLACEMENT_COLUMN = "replacement_key"
+
+KeyColumns = Union[str, Sequence[str]]
+
+# Internal column names; the "__hx_" prefix keeps them apart from user columns.
+_BK = "__hx_business_key"
+_HK = "__hx_hash_key"
+_N = "__hx_rows"
+_MATCHED = "__hx_matched"
+
+
+def _key_names(key: KeyColumns) -> list[str]:
+    names = [key] if isinstance(key, str) else list(key)
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"key must be a column name or a non-empty sequence of column names, got {key!r}")
+    if len({n.lower() for n in names}) != len(names):
+        raise ValueError(f"key names a column more than once: {names}")
+    return names
+
+
+def _require_columns(df: DataFrame, names: Sequence[str], what: str) -> None:
+    present = {c.lower() for c in df.columns}
+    missing = [n for n in names if n.lower() not in present]
+    if missing:
+        raise ValueError(f"{what} has no column {missing[0]!r}; its columns are {df.columns}")
+
+
+def _hash_column(key: list[str], hash_col: str | None, salt: str | None, key_options: dict) -> Column:
+    if hash_col is None:
+        return record_key(*key, salt=salt, **key_options)
+    if salt is not None or key_options:
+        # A stored hash key is checked as it is; options would silently describe some other hash.
+        raise ValueError(
+            "salt and key options apply to a computed hash key; they cannot be used with hash_col"
+        )
+    return F.col(hash_col)
+
+
+def _key_part(df: DataFrame, name: str, key_options: dict) -> Column:
+    """A key part as the computed hash key sees it: top-level strings normalised like record_key does."""
+    column = F.col(name)
+    # Spark resolves names case-insensitively by default; the schema lookup must too.
+    field = next(f for f in df.schema.fields if f.name.lower() == name.lower())
+    if not isinstance(field.dataType, StringType):
+        return column
+    # Spark's trim removes U+0020 only, as record_key's trim does.
+    if key_options.get("trim"):
+        column = F.trim(column)
+    case = key_options.get("case")
+    if case == "upper":
+        column = F.upper(column)
+    elif case == "lower":
+        column = F.lower(column)
+    if key_options.get("empty_as_null"):
+        column = F.nullif(column, F.lit(""))
+    return column.alias(name)
+
+
+def _business_key(df: DataFrame, key: list[str], hash_col: str | None, key_options: dict) -> Column:
+    # Spellings that one normalisation maps to one key are one business key, not a collision.
+    if hash_col is None and key_options:
+        return F.struct(*(_key_part(df, n, key_options) for n in key))
+    return F.struct(*key)
+
+
+def find_collisions(
+    df: DataFrame,
+    key: KeyColumns,
+    hash_col: str | None = None,
+    *,
+    salt: str | None = None,
+    **key_options: Any,
+) -> DataFrame:
+    """Return the hash keys shared by several business keys, and the business keys with several hash keys.
+
+    With ``hash_col``, the stored hash key column of ``df`` (a hub, a staged load) is checked against the
+    business key columns; without it, the hash key is computed with :func:`~hashexpr.record_key` over
+    ``key`` (with ``salt`` and ``key_options``), which checks a key definition before it is used; then
+    business keys are compared after the same normalisation (``' c-1'`` and ``'C-1'`` under ``trim=True,
+    case='upper'`` are one business key, reported as ``'C-1'``). Business keys are compared NULL-safely (a
+    NULL key part equals a NULL key part); rows whose hash key is NULL have no hash key to check and are
+    skipped. The distinct (business key, hash key) pairs are shuffled once, then grouped both ways.
+
+    Parameters
+    ----------
+    df : :class:`~pyspark.sql.DataFrame`
+        The rows to check.
+    key : str or sequence of str
+        The business key column name(s).
+    hash_col : str, optional
+        The stored hash key column; default: compute it.
+    salt : str, optional
+        The salt of the computed hash key (see :func:`~hashexpr.record_key`).
+    key_options
+        Other :func:`~hashexpr.record_key` options for the computed hash key: ``trim``, ``case``,
+        ``empty_as_null``, ``null_key``.
+
+    Returns
+    -------
+    :class:`~pyspark.sql.DataFrame`
+        One row per problem, none when the mapping is one-to-one:
+
+        * ``kind`` STRING: ``'collision'`` (one hash key, several business keys) or ``'inconsistent'``
+          (one business key, several hash keys);
+        * ``hash_keys`` ARRAY<BINARY>: the hash key(s) involved, sorted;
+        * ``business_keys`` ARRAY<STRUCT<key columns>>: the business key(s) involved, sorted;
+        * ``rows`` BIGINT: the number of rows of ``df`` involved.
+
+    Examples
+    --------
+    >>> from hashexpr.collisions import find_collisions
+    >>> hub = spark.createDataFrame(
+    ...     [("A", b"k1"), ("B", b"k1"), ("C", b"k2"), ("C", b"k3"), ("D", b"k4")], "id STRING, hk BINARY")
+    >>> for r in find_collisions(hub, "id", hash_col="hk").collect():
+    ...     print(r.kind, [bytes(h) for h in r.hash_keys], [b.id for b in r.business_keys], r.rows)
+    collision [b'k1'] ['A', 'B'] 2
+    inconsistent [b'k2', b'k3'] ['C'] 2
+    >>> find_collisions(hub, "id").count()
+    0
+    """
+    names = _key_names(key)
+    _require_columns(df, names + ([hash_col] if hash_col else []), "df")
+    pairs = (
+        df.select(
+            _business_key(df, names, hash_col, key_options).alias(_BK),
+            _hash_column(names, hash_col, salt, key_options).alias(_HK),
+        )
+        .where(F.col(_HK).isNotNull())
+        .groupBy(_BK, _HK)
+        .agg(F.count(F.lit(1)).alias(_N))
+    )
+    collisions = (
+        pairs.groupBy(_HK)
+        .agg(F.array_sort(F.collect_list(_BK)).alias("business_keys"), F.sum(_N).alias("rows"))
+        .where(F.size("business_keys") > 1)
+        .select(F.lit(COLLISION).alias("kind"), F.array(_HK).alias("hash_keys"), "business_keys", "rows")
+    )
+    inconsistent = (
+        pairs.groupBy(_BK)
+        .agg(F.array_sort(F.collect_list(_HK)).alias("hash_keys"), F.sum(_N).alias("rows"))
+        .where(F.size("hash_keys") > 1)
+        .select(F.lit(INCONSISTENT).alias("kind"), "hash_keys", F.array(_BK).alias("business_keys"), "rows")
+    )
+    # ``pairs`` is distinct per (business key, hash key), so collect_list holds no duplicates. The problems
+    # are few: one partition sorts them without the sampling job a global orderBy would start.
+    return collisions.unionByName(inconsistent).repartition(1).sortWithinPartitions("kind", "hash_keys")
+
+
+def collision_exceptions(
+    collisions: DataFrame,
+    *,
+    salt: str,
+    keep: str = "first",
+    **key_options: Any,
+) -> DataFrame:
+    """Build an exception table (business key -> replacement hash key) from :func:`find_collisions` output.
+
+    For every ``'collision'`` row, one business key keeps the shared hash key and every other one gets a
+    replacement: :func:`~hashexpr.record_key` of the same key parts under ``salt``, a hash space unrelated to
+    the unsalted one. Give the same normalisation options (``trim``, ``case``, ...) the hash keys were made
+    with. ``'inconsistent'`` rows are left out: a business key with several hash keys needs its table
+    re-keyed under one definition, not an exception.
+
+    Parameters
+    ----------
+    collisions : :class:`~pyspark.sql.DataFrame`
+        The output of :func:`find_collisions`.
+    salt : str
+        The salt of the replacement hash keys; not empty, and never the salt of the original keys.
+    keep : {'first', 'none'}, optional
+        ``'first'`` (default): the first business key in sort order keeps the shared hash key, so only the
+        others need rewriting; ``'none'``: every colliding business key gets a replacement.
+    key_options
+        :func:`~hashexpr.record_key` normalisation options: ``trim``, ``case``, ``empty_as_null``,
+        ``null_key``.
+
+    Returns
+    -------
+    :class:`~pyspark.sql.DataFrame`
+        The business key columns and ``replacement_key`` (BINARY), one row per business key to re-key.
+
+    Examples
+    --------
+    >>> import hashexpr as hx
+    >>> from hashexpr.collisions import find_collisions, collision_exceptions
+    >>> hub = spark.createDataFrame([("A", b"k1"), ("B", b"k1"), ("C", b"k2")], "id STRING, hk BINARY")
+    >>> exceptions = collision_exceptions(find_collisions(hub, "id", hash_col="hk"), salt="c1")
+    >>> [(r.id, r.replacement_key == hub.select(hx.record_key(F.lit("B"), salt="c1")).first()[0])
+    ...  for r in exceptions.collect()]
+    [('B', True)]
+    """
+    if not salt:
+        raise ValueError(
+            "collision_exceptions needs a non-empty salt: it separates replacement keys from the rest"
+        )
+    if keep not in ("first", "none"):
+        raise ValueError(f"keep must be 'first' or 'none', got {keep!r}")
+    keys = collisions.where(F.col("kind") == COLLISION).select(
+        F.posexplode("business_keys").alias("position", _BK)
+    )
+    if keep == "first":
+        # business_keys is sorted, so position 0 is the same business key on every run.
+        keys = keys.where(F.col("position") > 0)
+    keys = keys.select(f"{_BK}.*").distinct()
+    names = keys.columns
+    return keys.select(*names, record_key(*names, salt=salt, **key_options).alias(REPLACEMENT_COLUMN))
+
+
+def _check_exceptions(exceptions: DataFrame, names: list[str]) -> None:
+    _require_columns(exceptions, names + [REPLACEMENT_COLUMN], "exceptions")
+    # A business key listed twice would duplicate its rows in the join below.
+    duplicate = exceptions.groupBy(*names).count().where(F.col("count") > 1).limit(1).collect()
+    if duplicate:
+        listed = {n: duplicate[0][n] for n in names}
+        raise ValueError(f"exceptions lists the business key {listed} more than once")
+
+
+def resolve_collisions(
+    df: DataFrame,
+    key: KeyColumns,
+    exceptions: DataFrame,
+    hash_col: str = "hash_key",
+) -> DataFrame:
+    """Replace the hash key of the business keys listed in an exception table.
+
+    Each row of ``df`` whose business key (matched NULL-safely, part by part) is in ``exceptions`` gets that
+    row's ``replacement_key`` in ``hash_col``; every other row, and the column order, stay as they are. Apply
+    it on every load after the hash key is computed, so a re-keyed business key never comes back under its
+    colliding hash. The exception table is small and is broadcast; it is checked first (one small Spark job)
+    to list each business key once.
+
+    Parameters
+    ----------
+    df : :class:`~pyspark.sql.DataFrame`
+        Rows with business key columns and a hash key column.
+    key : str or sequence of str
+        The business key column name(s), in ``df`` and in ``exceptions``.
+    exceptions : :class:`~pyspark.sql.DataFrame`
+        The business key columns and ``replacement_key`` (see :func:`collision_exceptions`).
+    hash_col : str, optional
+        The hash key column of ``df`` to rewrite (default ``'hash_key'``).
+
+    Returns
+    -------
+    :class:`~pyspark.sql.DataFrame`
+        ``df`` with ``hash_col`` replaced where an exception applies.
+
+    Examples
+    --------
+    >>> from hashexpr.collisions import resolve_collisions
+    >>> rows = spark.createDataFrame([("A", b"k1"), ("B", b"k1"), (None, b"k0")], "id STRING, hash_key BINARY")
+    >>> exceptions = spark.createDataFrame([("B", b"k9"), (None, b"kn")], "id STRING, replacement_key BINARY")
+    >>> sorted((r.id or "-", bytes(r.hash_key)) for r in resolve_collisions(rows, "id", exceptions).collect())
+    [('-', b'kn'), ('A', b'k1'), ('B', b'k9')]
+    """
+    names = _key_names(key)
+    _require_columns(df, names + [hash_col], "df")
+    _check_exceptions(exceptions, names)
+    aliases = [f"__hx_exception_{i}" for i in range(len(names))]
+    # The marker tells a matched row from an unmatched one even when the matched business key is all NULL.
+    table = exceptions.select(
+        *(F.col(n).alias(a) for n, a in zip(names, aliases)),
+        F.col(REPLACEMENT_COLUMN).alias(_HK),
+        F.lit(True).alias(_MATCHED),
+    )
+    condition = [df[n].eqNullSafe(table[a]) for n, a in zip(names, aliases)]
+    joined = df.join(F.broadcast(table), on=condition, how="left")
+    replaced = F.when(F.col(_MATCHED), F.col(_HK)).otherwise(df[hash_col])
+    return joined.select(*(replaced.alias(c) if c == hash_col else df[c] for c in df.columns))
+
+
+def collision_probability(n_rows: int, bits: int = 128) -> float:
+    """Return the probability that ``n_rows`` distinct keys hashed to ``bits`` bits contain a collision.
+
+    The birthday bound ``1 - exp(-n(n-1) / 2^(bits+1))`` for a uniform hash, computed as
+    ``-expm1(-x)`` so that tiny probabilities (``1e-21``) keep their precision instead of rounding to 0.
+
+    Parameters
+    ----------
+    n_rows : int
+        The number of distinct keys.
+    bits : int, optional
+        The hash width in bits (default 128, the width of :func:`~hashexpr.record_key`).
+
+    Returns
+    -------
+    float
+        A probability in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from hashexpr.collisions import collision_probability
+    >>> f"{collision_probability(10**9):.3g}"
+    '1.47e-21'
+    >>> f"{collision_probability(10**9, bits=64):.3g}"
+    '0.0267'
+    >>> collision_probability(1)
+    0.0
+    """
+    if isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 0:
+        raise ValueError(f"n_rows must be an int >= 0, got {n_rows!r}")
+    if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
+        raise ValueError(f"bits must be an int >= 1, got {bits!r}")
+    # Python ints keep n(n-1) exact; int / int rounds once to the nearest float.
+    exponent = n_rows * (n_rows - 1) / 2 ** (bits + 1)
+    return -math.expm1(-exponent)

@@ -1,0 +1,221 @@
+"""Metadata columns for loads: record key, record hash, commit time, commit sequence number, source file.
+
+The columns follow the convention of Apache Hudi's meta fields (``_hoodie_record_key``,
+``_hoodie_commit_time``, ``_hoodie_commit_seqno``, ``_hoodie_file_name``) and of warehouse loaders'
+``RECORD_KEY``/``RECORD_HASH`` columns, with hashexpr's hashes and the hash format version stored beside
+them, so a table says which format its hashes were made with. See ``docs/METADATA.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from hashexpr.functions import record_hash, record_key
+from hashexpr.reference import FORMAT_VERSION
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: The default name of each metadata column, by field; ``names`` in :func:`with_metadata` overrides them.
+DEFAULT_NAMES: Mapping[str, str] = {
+    "record_key": "_hx_record_key",
+    "record_hash": "_hx_record_hash",
+    "commit_time": "_hx_commit_time",
+    "commit_seqno": "_hx_commit_seqno",
+    "source_file": "_hx_source_file",
+    "format_version": "_hx_format_version",
+}
+
+# monotonically_increasing_id() puts the partition index in the upper 31 bits and the record's index
+# within the partition in the lower 33 bits.
+_RECORD_BITS = 33
+_RECORD_MASK = (1 << _RECORD_BITS) - 1
+
+
+def _column_names(names: Mapping[str, str] | None) -> dict[str, str]:
+    chosen = dict(DEFAULT_NAMES)
+    for field, name in (names or {}).items():
+        if field not in DEFAULT_NAMES:
+            raise ValueError(f"names has an unknown field {field!r}; the fields are {sorted(DEFAULT_NAMES)}")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"names[{field!r}] must be a non-empty column name, got {name!r}")
+        chosen[field] = name
+    return chosen
+
+
+def _check_clashes(df: DataFrame, added: Sequence[str]) -> None:
+    # Spark resolves names case-insensitively by default, so 'X' and 'x' clash.
+    existing = {c.lower(): c for c in df.columns}
+    seen: set[str] = set()
+    for name in added:
+        if name.lower() in existing:
+            raise ValueError(
+                f"with_metadata would add column {name!r}, but the DataFrame already has "
+                f"{existing[name.lower()]!r}: drop it or choose another name with names="
+            )
+        if name.lower() in seen:
+            raise ValueError(f"with_metadata was asked to add column {name!r} twice: names must be distinct")
+        seen.add(name.lower())
+
+
+def _commit_time(commit_time: datetime | str | None) -> datetime:
+    if commit_time is None:
+        return datetime.now(timezone.utc)
+    if isinstance(commit_time, str):
+        commit_time = datetime.fromisoformat(commit_time)
+    if not isinstance(commit_time, datetime):
+        raise TypeError(
+            f"commit_time must be a datetime or an ISO 8601 string, got {type(commit_time).__name__}"
+        )
+    # A naive time is taken as UTC, so the stored instant does not depend on the machine's time zone.
+    return commit_time if commit_time.tzinfo else commit_time.replace(tzinfo=timezone.utc)
+
+
+def _commit_id(instant: datetime) -> str:
+    """Hudi's instant format: UTC, ``yyyyMMddHHmmssSSS``."""
+    return instant.astimezone(timezone.utc).strftime("%Y%m%d%H%M%S%f")[:-3]
+
+
+def _seqno(commit: str) -> Column:
+    # Both parts come from one monotonically_increasing_id() so they describe the same row position.
+    position = F.monotonically_increasing_id()
+    partition = F.shiftright(position, _RECORD_BITS)
+    index = position.bitwiseAND(F.lit(_RECORD_MASK))
+    return F.concat_ws("_", F.lit(commit), partition.cast("string"), index.cast("string"))
+
+
+def _source_file(df: DataFrame) -> Column:
+    """``_metadata.file_path`` where ``df`` reads files, otherwise a NULL string."""
+    if "_metadata" in {c.lower() for c in df.columns}:
+        # A data column named _metadata hides the file metadata.
+        return F.lit(None).cast("string")
+    try:
+        # Analysis only (no job): the hidden column resolves through projections, filters and joins over a
+        # file scan, and not over aggregates or non-file sources.
+        _ = df.select(F.col("_metadata.file_path")).schema
+    except AnalysisException:
+        return F.lit(None).cast("string")
+    return F.col("_metadata.file_path")
+
+
+def with_metadata(
+    df: DataFrame,
+    key: str | Sequence[str],
+    *,
+    commit_time: datetime | str | None = None,
+    commit_id: str | None = None,
+    commit_seqno: bool = True,
+    source_file: bool = True,
+    hash_columns: Sequence[str] | None = None,
+    names: Mapping[str, str] | None = None,
+    key_options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """Return ``df`` with metadata columns appended: record key, record hash, commit time and more.
+
+    ============================  ==========  ==========================================================
+    column (default name)         type        value
+    ============================  ==========  ==========================================================
+    ``_hx_record_key``            BINARY      :func:`~hashexpr.record_key` of the ``key`` columns
+    ``_hx_record_hash``           BINARY      :func:`~hashexpr.record_hash` (by name) of the data columns
+    ``_hx_commit_time``           TIMESTAMP   ``commit_time``, the same for every row
+    ``_hx_commit_seqno``          STRING      ``'<commit id>_<partition>_<index in partition>'``
+    ``_hx_source_file``           STRING      the file the row was read from, or NULL
+    ``_hx_format_version``        INT         the hash format version (1)
+    ============================  ==========  ==========================================================
+
+    The record hash covers every column of ``df`` (``hash_columns`` to choose), key columns included: with a
+    normalised key, ``' c-1'`` and ``'C-1'`` share a record key, and the record hash still sees the change.
+    It is :func:`~hashexpr.record_hash` with ``by_name=True``, so reordering columns or adding a column that
+    is NULL leaves stored hashes unchanged and a later MERGE does not rewrite every row.
+
+    The commit time is captured once, on the driver, as a literal: every row gets the same value, and
+    recomputing the DataFrame gives the same value again (unlike ``current_timestamp()``, which is
+    re-evaluated by every query). The sequence number follows Hudi's ``_hoodie_commit_seqno``; it reflects
+    the physical partitioning, so it is only stable for one materialisation: store it, do not recompute it.
+
+    Parameters
+    ----------
+    df : :class:`~pyspark.sql.DataFrame`
+        The rows to tag.
+    key : str or sequence of str
+        The business key column name(s).
+    commit_time : datetime or str, optional
+        The commit instant (an ISO 8601 string, or a datetime; naive values are UTC). Default: now.
+    commit_id : str, optional
+        The commit id that starts each sequence number. Default: ``commit_time`` as Hudi writes an instant
+        (UTC ``yyyyMMddHHmmssSSS``).
+    commit_seqno : bool, optional
+        Add the sequence number column (default ``True``).
+    source_file : bool, optional
+        Add the source file column (default ``True``): ``_metadata.file_path`` when ``df`` reads files
+        directly (through projections, filters and joins), NULL otherwise (after an aggregation, for
+        in-memory data, or when ``df`` has its own ``_metadata`` column).
+    hash_columns : sequence of str, optional
+        The columns the record hash covers. Default: every column of ``df``.
+    names : mapping of str to str, optional
+        Column names by field (``'record_key'``, ``'record_hash'``, ``'commit_time'``, ``'commit_seqno'``,
+        ``'source_file'``, ``'format_version'``), replacing the defaults in :data:`DEFAULT_NAMES`.
+    key_options : mapping, optional
+        :func:`~hashexpr.record_key` options: ``salt``, ``trim``, ``case``, ``empty_as_null``, ``null_key``.
+
+    Returns
+    -------
+    :class:`~pyspark.sql.DataFrame`
+        Every column of ``df``, then the metadata columns.
+
+    Raises
+    ------
+    ValueError
+        When a metadata column name is already a column of ``df`` (the message names it), a field in
+        ``names`` is unknown, or a key or hash column is missing.
+
+    Examples
+    --------
+    >>> import hashexpr as hx
+    >>> from hashexpr.metadata import with_metadata
+    >>> df = spark.createDataFrame([(1, "a"), (2, "b")], "id INT, v STRING")
+    >>> tagged = with_metadata(df, "id", commit_time="2026-01-02T03:04:05", names={"commit_seqno": "seq"})
+    >>> tagged.columns[2:]
+    ['_hx_record_key', '_hx_record_hash', '_hx_commit_time', 'seq', '_hx_source_file', '_hx_format_version']
+    >>> row = tagged.orderBy("id").first()
+    >>> row.seq.startswith("20260102030405000_"), row._hx_source_file, row._hx_format_version
+    (True, None, 1)
+    >>> row._hx_record_key == df.select(hx.record_key("id")).orderBy("id").first()[0]
+    True
+    >>> with_metadata(df.withColumnRenamed("v", "_HX_RECORD_HASH"), "id")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: with_metadata would add column '_hx_record_hash', but the DataFrame already has ...
+    """
+    keys = [key] if isinstance(key, str) else list(key)
+    if not keys:
+        raise ValueError("with_metadata needs at least one key column")
+    payload = list(hash_columns) if hash_columns is not None else list(df.columns)
+    if not payload:
+        raise ValueError("with_metadata needs at least one column to hash")
+    present = {c.lower() for c in df.columns}
+    for name in keys + payload:
+        if name.lower() not in present:
+            raise ValueError(f"with_metadata: df has no column {name!r}; its columns are {df.columns}")
+
+    chosen = _column_names(names)
+    instant = _commit_time(commit_time)
+    added: list[tuple[str, Column]] = [
+        ("record_key", record_key(*keys, **dict(key_options or {}))),
+        ("record_hash", record_hash(*payload, by_name=True)),
+        ("commit_time", F.lit(instant).cast("timestamp")),
+    ]
+    if commit_seqno:
+        added.append(("commit_seqno", _seqno(commit_id if commit_id is not None else _commit_id(instant))))
+    if source_file:
+        added.append(("source_file", _source_file(df)))
+    added.append(("format_version", F.lit(FORMAT_VERSION).cast("int")))
+
+    _check_clashes(df, [chosen[field] for field, _ in added])
+    return df.select("*", *(column.alias(chosen[field]) for field, column in added))
