@@ -12,7 +12,7 @@ export HASHEXPR_PYTHON := $(abspath $(PY))
 $(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "pyspark==$(SPARK_VERSION)" -r requirements-dev.txt
+	$(PY) -m pip install -q "pyspark[connect]==$(SPARK_VERSION)" -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $@
 

@@ -169,6 +169,8 @@ def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
             ],
             "bad column": ["hash", inputs["parquet"], "--out", outputs / "x.parquet", "--columns", "id,nmae"],
             "corrupt": ["hash", inputs["corrupt"], "--out", outputs / "y.parquet"],
+            "fingerprint": ["fingerprint", inputs["parquet"]],
+            "fingerprint by": ["fingerprint", inputs["csv"], "--by", "name"],
         },
         outputs,
     )  # fmt: skip
@@ -220,6 +222,24 @@ def test_orc_directory_to_json_hex_named_column_overwrite(spark, inputs, outputs
     hashed = spark.read.json(str(outputs / "hashed"))
     expected = _expected(spark.read.orc(str(inputs["orc"])), "amount, id")
     assert _actual(hashed, "`row hash`", as_hex=True) == expected
+
+
+def test_fingerprint_prints_the_fingerprint_alone_on_stdout(spark, inputs, runs):
+    import hashexpr as hx
+
+    expected = hx.dataset_fingerprint(spark.read.parquet(str(inputs["parquet"])))
+    assert _ok(runs["fingerprint"]).splitlines() == [expected]
+    assert "rows" in runs["fingerprint"].stderr and "5" in runs["fingerprint"].stderr
+
+
+def test_fingerprint_by_prints_one_line_per_group(spark, inputs, runs):
+    import hashexpr as hx
+
+    csv = spark.read.csv(str(inputs["csv"]), header=True, inferSchema=True)
+    groups = hx.fingerprints_by(csv, "name").orderBy("name").collect()
+    expected = [f"{g['name']}\t{g['fingerprint']}" for g in groups]
+    assert _ok(runs["fingerprint by"]).splitlines() == expected
+    assert len(expected) == 4
 
 
 def test_unknown_column_lists_the_available_ones(outputs, runs):
@@ -306,7 +326,7 @@ def test_jar_prints_an_existing_jar():
     assert path.is_absolute() and path.is_file() and path.name == "hashexpr.jar"
 
 
-@pytest.mark.parametrize("command", [[], ["jar"], ["hash"]])
+@pytest.mark.parametrize("command", [[], ["jar"], ["hash"], ["fingerprint"]])
 def test_help(command):
     stdout = _ok(_cli(*command, "--help"))
     assert stdout.startswith(f"usage: {' '.join(['hashexpr', *command])} ")

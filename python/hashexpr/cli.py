@@ -15,7 +15,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 
 import hashexpr as hx
 from hashexpr import io as hio
+from hashexpr.fingerprint import FINGERPRINT_COLUMN
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     spark_options = _spark_options()
     _add_jar(commands)
     _add_hash(commands, spark_options)
+    _add_fingerprint(commands, spark_options)
     return parser
 
 
@@ -269,6 +271,72 @@ def _run_hash(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- hashexpr fingerprint ----------------------------------------------------------------------------------
+
+
+def _add_fingerprint(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
+    formats = ", ".join(hio.FORMATS)
+    parser = commands.add_parser(
+        "fingerprint",
+        parents=[spark_options],
+        help="print the order-independent fingerprint of a data file",
+        description=(
+            "Print dataset_fingerprint of INPUT: one value that does not depend on row order or partitioning "
+            "and changes when a value, a row, a duplicate, a column name or a type changes. With --by, one "
+            "fingerprint per group instead."
+        ),
+        epilog=f"Example: {PROG} fingerprint flights.parquet --by year,month",
+    )
+    parser.add_argument("input", metavar="INPUT", help="a file, a directory of part files, or a glob")
+    parser.add_argument(
+        "--format", metavar="FORMAT", help=f"INPUT's format: {formats} (default: from INPUT's extension)"
+    )
+    parser.add_argument("--by", metavar="A,B,...", help="comma-separated grouping columns")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=100,
+        help="with --by, print at most this many groups (default: %(default)s)",
+    )
+    parser.set_defaults(run=_run_fingerprint)
+
+
+def _run_fingerprint(args: argparse.Namespace) -> int:
+    """``hashexpr fingerprint``: print the fingerprint of INPUT, or of each group of it."""
+    started = time.monotonic()
+    hio.check_input(args.input)
+    in_fmt = hio.input_format(args.input, args.format)
+    by = _parse_columns(args.by)
+    spark = _session(args.master, args.conf)
+    try:
+        df = hio.read(spark, args.input, in_fmt)
+        if not by:
+            rows = df.count()
+            print(hx.dataset_fingerprint(df))
+            summary = [
+                ("input", f"{args.input} ({in_fmt})"),
+                ("rows", f"{rows:,}"),
+                ("columns", f"{len(df.columns)}: {_preview(df.columns)}"),
+            ]
+        else:
+            groups = resolve_columns(df.columns, by)
+            result = hx.fingerprints_by(df, *groups).orderBy(*groups).collect()
+            for row in result[: args.limit]:
+                print("\t".join([*(str(row[g]) for g in groups), row[FINGERPRINT_COLUMN]]))
+            summary = [
+                ("input", f"{args.input} ({in_fmt})"),
+                (
+                    "groups",
+                    f"{len(result):,} by {', '.join(groups)}"
+                    + (f" ({args.limit} shown)" if len(result) > args.limit else ""),
+                ),
+            ]
+    finally:
+        spark.stop()
+    _print_summary([*summary, ("elapsed", f"{time.monotonic() - started:.1f} s")], stream=sys.stderr)
+    return 0
+
+
 def _parse_columns(text: str | None) -> list[str]:
     """The names in ``--columns a,b``; an empty list when the option is absent."""
     if text is None:
@@ -398,11 +466,11 @@ def _session(master: str, conf: Sequence[tuple[str, str]] = ()) -> SparkSession:
     return spark
 
 
-def _print_summary(items: Sequence[tuple[str, str]]) -> None:
-    """Print ``label  value`` lines to stdout, the labels padded to one width."""
+def _print_summary(items: Sequence[tuple[str, str]], stream: TextIO | None = None) -> None:
+    """Print ``label  value`` lines (to stdout unless ``stream`` says otherwise), labels padded to one width."""
     width = max(len(label) for label, _ in items)
     for label, value in items:
-        print(f"{label:<{width}}  {value}")
+        print(f"{label:<{width}}  {value}", file=stream or sys.stdout)
 
 
 def _preview(names: Sequence[str], limit: int = 10) -> str:

@@ -12,6 +12,7 @@ class HashExprNotInstalledError(RuntimeError):
             "  - a new session:   spark = hx.configure(SparkSession.builder).getOrCreate()\n"
             '  - spark-submit:    spark-submit --jars "$(python -m hashexpr jar)" ...\n'
             '  - Spark Connect:   start the server with --jars "$(python -m hashexpr jar)"\n'
-            "A session that is already running cannot load the jar; stop it and start a new one."
+            "A running Spark driver cannot load the jar: restart the Python process (or notebook kernel) and "
+            "build the session with hx.configure, or start it with --jars."
         )
         self.function = function

@@ -6,7 +6,8 @@ classic PySpark and over Spark Connect; the Spark side only needs hashexpr's jar
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+import weakref
+from typing import Literal, Union
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
@@ -15,8 +16,9 @@ from hashexpr.errors import HashExprNotInstalledError
 
 ColumnOrName = Union[Column, str]
 
-# Sessions known to have hashexpr's functions; checked once per session.
-_installed: set[int] = set()
+# Sessions known to have hashexpr's functions, checked once per session (weakly held: a freed session's id
+# could be reused by a new session without the jar).
+_installed: weakref.WeakSet = weakref.WeakSet()
 
 
 def _to_column(c: ColumnOrName) -> Column:
@@ -30,11 +32,11 @@ def _to_column(c: ColumnOrName) -> Column:
 def _require(name: str) -> None:
     """Fail with a fix when the active session lacks hashexpr's functions (e.g. the jar is missing)."""
     spark = SparkSession.getActiveSession()
-    if spark is None or id(spark) in _installed:
+    if spark is None or spark in _installed:
         return
     if not spark.catalog.functionExists(name):
         raise HashExprNotInstalledError(name)
-    _installed.add(id(spark))
+    _installed.add(spark)
 
 
 def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
@@ -84,7 +86,7 @@ _NULL_KEYS = ("hash", "null", "error")
 _CASES = ("upper", "lower")
 
 
-def _key_options(salt: Optional[str], trim: bool, case: Optional[str], empty_as_null: bool, null_key: str) -> str:
+def _key_options(salt: str | None, trim: bool, case: str | None, empty_as_null: bool, null_key: str) -> str:
     if case is not None and case not in _CASES:
         raise ValueError(f"case must be 'upper', 'lower' or None, got {case!r}")
     if null_key not in _NULL_KEYS:
@@ -101,9 +103,9 @@ def _key_options(salt: Optional[str], trim: bool, case: Optional[str], empty_as_
 
 def record_key(
     *cols: ColumnOrName,
-    salt: Optional[str] = None,
+    salt: str | None = None,
     trim: bool = False,
-    case: Optional[Literal["upper", "lower"]] = None,
+    case: Literal["upper", "lower"] | None = None,
     empty_as_null: bool = False,
     null_key: Literal["hash", "null", "error"] = "hash",
     hash_single_field: bool = True,

@@ -1,0 +1,173 @@
+"""record_hash over a real Spark Connect server gives the same bytes as classic PySpark.
+
+One server is started with hashexpr's jar (``--jars`` only: the jar registers its functions itself) and one
+without it, for the error a client gets when the server lacks the jar.
+
+Classic and Connect sessions share this Python process, which PySpark supports only partly:
+
+- ``SparkSession.builder.remote(url).getOrCreate()`` refuses to run next to a classic SparkContext
+  (``SESSION_ALREADY_EXIST``); ``.create()`` works.
+- Creating a Connect session sets ``SPARK_CONNECT_MODE_ENABLED`` in ``os.environ``. From then on
+  ``pyspark.sql.functions`` build Connect columns (a classic DataFrame rejects them: ``NOT_EXPECTED_TYPE``)
+  and ``SparkSession.getActiveSession()`` returns the Connect session.
+
+So the classic hashes are computed before any Connect session exists, each test gets its own Connect session
+(the only one, hence the active one, which ``hx.record_hash`` checks for the function), and the environment
+is restored after each test, for the classic tests that run after this module.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable
+
+import pytest
+from cluster_job import mixed_dataset
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from servers import ConnectServer, connect_servers
+
+import hashexpr as hx
+
+ROWS = 300
+VIEW = "mixed"
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+
+#: Each way of calling hx.record_hash, given the DataFrame: column names, Columns, expressions and "*".
+VARIANTS: dict[str, Callable[[DataFrame], Column]] = {
+    "names": lambda df: hx.record_hash("i", "s", "dec", "ts", "arr", "m", "st"),
+    "columns": lambda df: hx.record_hash(df.i, df["s"], F.col("dec"), df.ts, F.col("arr"), df.m, df.st),
+    "expressions": lambda df: hx.record_hash(F.col("big") + 1, F.upper(df.s), F.element_at(df.m, "k")),
+    "star": lambda df: hx.record_hash("*"),
+}
+SQL = f"SELECT id, record_hash(*) AS h FROM {VIEW}"
+DESCRIBE = "DESCRIBE FUNCTION EXTENDED record_hash"
+
+
+def _by_id(rows: list[Any]) -> dict[int, bytes]:
+    """``{id: hash bytes}``; classic returns BINARY as bytearray, Connect as bytes."""
+    return {row.id: bytes(row.h) for row in rows}
+
+
+def _hashes(df: DataFrame) -> dict[str, dict[int, bytes]]:
+    """The hash of every row of ``df`` for each variant, and for SQL ``record_hash(*)``."""
+    out = {name: _by_id(df.select("id", make(df).alias("h")).collect()) for name, make in VARIANTS.items()}
+    out["sql"] = _by_id(df.sparkSession.sql(SQL).collect())
+    return out
+
+
+def _describe(spark: SparkSession) -> list[str]:
+    return [row.function_desc for row in spark.sql(DESCRIBE).collect()]
+
+
+@pytest.fixture(scope="module")
+def classic(spark: SparkSession) -> dict[str, Any]:
+    """The classic session's hashes and description, computed while no Connect session exists."""
+    assert CONNECT_MODE not in os.environ, "a Connect session was left behind by an earlier test"
+    df = mixed_dataset(spark, ROWS)
+    df.createOrReplaceTempView(VIEW)
+    try:
+        return {"hashes": _hashes(df), "describe": _describe(spark)}
+    finally:
+        spark.catalog.dropTempView(VIEW)
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ConnectServer]]:
+    """Two Spark Connect servers: ``"jar"`` started with hashexpr's jar, ``"bare"`` without it.
+
+    Both start at once and are not waited for here: the classic session does its part meanwhile, and each
+    Connect session waits for its server.
+    """
+    log_dir = tmp_path_factory.mktemp("connect")
+    conf = {"spark.sql.session.timeZone": "UTC"}
+    with connect_servers(log_dir, [[hx.jar_path()], []], conf=conf, wait=False) as (with_jar, bare):
+        yield {"jar": with_jar, "bare": bare}
+
+
+@contextmanager
+def _session(server: ConnectServer) -> Iterator[SparkSession]:
+    """A new Connect session, the active one while the test runs; afterwards, the process's mode restored."""
+    server.wait_ready()
+    mode_before = os.environ.get(CONNECT_MODE)
+    remote: SparkSession | None = None
+    try:
+        # create() switches the process to Connect mode first, so the mode is restored even if it fails.
+        remote = SparkSession.builder.remote(server.url).create()
+        assert SparkSession.getActiveSession() is remote, "another Connect session is active"
+        yield remote
+    finally:
+        if remote is not None:
+            remote.stop()
+        if mode_before is None:
+            os.environ.pop(CONNECT_MODE, None)
+        else:
+            os.environ[CONNECT_MODE] = mode_before
+
+
+@pytest.fixture
+def remote(
+    servers: dict[str, ConnectServer], spark: SparkSession, classic: dict[str, Any]
+) -> Iterator[SparkSession]:
+    """A Connect session on the server with the jar, with the test data as the view ``mixed``.
+
+    It depends on ``spark`` and ``classic`` so that the classic session exists, and has done its work,
+    before the first Connect session switches this process's ``pyspark.sql.functions`` to Connect; on
+    ``servers`` first, so that the servers start before that work.
+    """
+    with _session(servers["jar"]) as session:
+        mixed_dataset(session, ROWS).createOrReplaceTempView(VIEW)
+        yield session
+
+
+@pytest.fixture
+def bare_remote(servers: dict[str, ConnectServer], spark: SparkSession) -> Iterator[SparkSession]:
+    """A Connect session on the server without the jar."""
+    with _session(servers["bare"]) as session:
+        yield session
+
+
+def test_connect_hashes_equal_classic_hashes(remote: SparkSession, classic: dict[str, Any]) -> None:
+    """Column names, Columns, expressions, "*" and SQL give over Connect the bytes they give on classic."""
+    got = _hashes(remote.table(VIEW))
+    for name, expected in classic["hashes"].items():
+        assert len(expected) == ROWS
+        assert got[name] == expected, name
+    # Different arguments give different hashes; "*" in Python and in SQL both mean every column.
+    assert got["star"] == got["sql"]
+    assert got["names"] != got["star"]
+    assert len(set(got["star"].values())) == ROWS
+
+
+def test_describe_function_over_connect(remote: SparkSession, classic: dict[str, Any]) -> None:
+    """DESCRIBE FUNCTION EXTENDED record_hash over Connect shows what it shows on classic."""
+    described = _describe(remote)
+    assert described == classic["describe"]
+    assert described[:2] == ["Function: record_hash", "Class: io.hashexpr.RecordHash"]
+    assert any("record_hash(expr1, expr2, ...)" in line for line in described), described
+
+
+def test_unknown_column_is_sparks_analysis_exception(remote: SparkSession) -> None:
+    """A misspelt column is reported by Spark's analyzer, not mistaken for a missing jar."""
+    df = remote.table(VIEW)
+    with pytest.raises(AnalysisException) as raised:
+        df.select(hx.record_hash("id", "no_such_column")).collect()
+    assert raised.value.getCondition() == "UNRESOLVED_COLUMN.WITH_SUGGESTION"
+    assert "no_such_column" in str(raised.value)
+
+
+def test_server_without_jar_raises_not_installed(bare_remote: SparkSession) -> None:
+    """Against a server without the jar, hx.record_hash says so, and how to fix it, before any query runs."""
+    with pytest.raises(hx.HashExprNotInstalledError) as raised:
+        hx.record_hash("id")
+    message = str(raised.value)
+    assert raised.value.function == "record_hash"
+    assert "start Spark with hashexpr's jar" in message
+    assert 'Spark Connect:   start the server with --jars "$(python -m hashexpr jar)"' in message
+    # Plain SQL cannot be checked in advance: there the error is Spark's own.
+    with pytest.raises(AnalysisException) as sql_error:
+        bare_remote.sql("SELECT record_hash(1)").collect()
+    assert sql_error.value.getCondition() == "UNRESOLVED_ROUTINE"
