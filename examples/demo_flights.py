@@ -25,8 +25,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
-from hashexpr import reference
 from pyspark.sql.types import DataType, DoubleType, IntegerType, LongType, StringType, TimestampType
+
+from hashexpr import reference
 
 # The types of the R data set: integers where R has integers, doubles for delays, times and distances.
 FLIGHTS_SCHEMA = pa.schema(

@@ -47,7 +47,6 @@ from generate_vectors import (
     render,
     st,
 )
-from hashexpr.reference import FORMAT_VERSION, SEED, record_hash_by_name
 from pyspark.sql.types import (
     BinaryType,
     BooleanType,
@@ -62,6 +61,8 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+
+from hashexpr.reference import FORMAT_VERSION, SEED, record_hash_by_name
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "spec" / "by-name-vectors-v1.json"

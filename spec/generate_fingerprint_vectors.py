@@ -33,8 +33,9 @@ from typing import Any
 
 from generate_by_name_vectors import compare_with_file, start_spark
 from generate_vectors import DOUBLE, INT, LCASE, LONG, SECOND, STRING, _from_spark, arr, days, mp, render, st
-from hashexpr.reference import FORMAT_VERSION, SEED, dataset_fingerprint, encode_record
 from pyspark.sql.types import DataType, DateType, DecimalType, TimestampType
+
+from hashexpr.reference import FORMAT_VERSION, SEED, dataset_fingerprint, encode_record
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "spec" / "fingerprint-vectors-v1.json"

@@ -45,7 +45,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hashexpr.reference import FORMAT_VERSION, SEED, encode_record, encode_value, record_hash
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -70,6 +69,8 @@ from pyspark.sql.types import (
     TimestampType,
     YearMonthIntervalType,
 )
+
+from hashexpr.reference import FORMAT_VERSION, SEED, encode_record, encode_value, record_hash
 
 OUTPUT = Path(__file__).resolve().parent / "vectors-v1.json"
 

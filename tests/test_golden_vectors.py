@@ -13,7 +13,6 @@ from typing import Any
 
 import mmh3
 import pytest
-from hashexpr.reference import FORMAT_VERSION, SEED, record_hash
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -26,6 +25,8 @@ from pyspark.sql.types import (
     StringType,
     StructType,
 )
+
+from hashexpr.reference import FORMAT_VERSION, SEED, record_hash
 
 VECTORS_FILE = Path(__file__).resolve().parents[1] / "spec" / "vectors-v1.json"
 DOCUMENT = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import hashexpr as hx
 import pytest
-from hashexpr.metadata import DEFAULT_NAMES, with_metadata
 from pyspark.sql import functions as F
+
+import hashexpr as hx
+from hashexpr.metadata import DEFAULT_NAMES, with_metadata
 
 COMMIT = "2026-03-04T05:06:07.891"
 

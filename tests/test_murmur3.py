@@ -12,6 +12,7 @@ from pathlib import Path
 
 import mmh3
 import pytest
+
 from hashexpr.reference import SEED
 
 VECTORS = Path(__file__).resolve().parents[1] / "spec" / "murmur3-vectors.json"

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import mmh3
 import pytest
-from hashexpr.reference import encode_record_by_name, record_hash, record_hash_by_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.sql.types import ArrayType, IntegerType, LongType, NullType, StringType, StructField, StructType
 from test_golden_vectors import decode, parse_type
+
+from hashexpr.reference import encode_record_by_name, record_hash, record_hash_by_name
 
 SEED = 0x68617368
 VECTORS_FILE = Path(__file__).resolve().parents[1] / "spec" / "by-name-vectors-v1.json"

@@ -12,7 +12,6 @@ from decimal import Decimal
 
 import mmh3
 import pytest
-from hashexpr.reference import SEED, encode_record, encode_value, record_hash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql.types import (
@@ -42,6 +41,8 @@ from pyspark.sql.types import (
     VariantType,
     YearMonthIntervalType,
 )
+
+from hashexpr.reference import SEED, encode_record, encode_value, record_hash
 
 INT, LONG, STRING, DOUBLE = IntegerType(), LongType(), StringType(), DoubleType()
 LCASE = StringType("UTF8_LCASE")

@@ -14,15 +14,6 @@ from pathlib import Path
 import mmh3
 import pyarrow as pa
 import pytest
-from hashexpr.reference import (
-    dataset_fingerprint,
-    encode_record,
-    fingerprint_arrow,
-    fingerprint_pandas,
-    schema_hash,
-    spark_type_of_arrow,
-    spark_type_string,
-)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.sql.types import (
@@ -51,6 +42,16 @@ from pyspark.sql.types import (
     YearMonthIntervalType,
 )
 from test_golden_vectors import decode, parse_type
+
+from hashexpr.reference import (
+    dataset_fingerprint,
+    encode_record,
+    fingerprint_arrow,
+    fingerprint_pandas,
+    schema_hash,
+    spark_type_of_arrow,
+    spark_type_string,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 0x68617368

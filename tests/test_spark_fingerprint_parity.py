@@ -9,12 +9,13 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hashexpr import reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StructField, StructType
 from test_spark_parity import SCALARS as PARITY_SCALARS
+
+from hashexpr import reference
 
 ROWS = 3000
 EPOCH = datetime.datetime(1970, 1, 1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import decimal
 
-from hashexpr import reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql.types import (
@@ -28,6 +27,8 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+
+from hashexpr import reference
 
 UTC = datetime.timezone.utc
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)

@@ -15,6 +15,7 @@ from hashexpr.collisions import (
     find_collisions,
     resolve_collisions,
 )
+from hashexpr.diff import diff, diff_plan, summarize
 from hashexpr.errors import HashExprNotInstalledError
 from hashexpr.fingerprint import dataset_fingerprint, fingerprints_by
 from hashexpr.functions import record_hash, record_key
@@ -36,11 +37,14 @@ __all__ = [
     "collision_probability",
     "configure",
     "dataset_fingerprint",
+    "diff",
+    "diff_plan",
     "find_collisions",
     "fingerprints_by",
     "jar_path",
     "record_hash",
     "record_key",
     "resolve_collisions",
+    "summarize",
     "with_metadata",
 ]

