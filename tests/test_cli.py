@@ -137,12 +137,20 @@ def inputs(spark, tmp_path_factory) -> dict[str, Path]:
     (folder / "rows.csv").write_text(CSV, encoding="utf-8")
     (folder / "nested.json").write_text("\n".join(json.dumps(r) for r in JSON_ROWS) + "\n", encoding="utf-8")
     (folder / "corrupt.parquet").write_text("not a Parquet file\n", encoding="utf-8")
+    # A later snapshot of rows.parquet: id 1 updated, id 2 deleted, id 5 inserted.
+    changed = [(1, "b", *ROWS[0][2:]), *ROWS[2:], (5, "new", None, None, None)]
+    spark.createDataFrame(changed, SCHEMA).coalesce(1).write.parquet(str(folder / "rows_v2.parquet"))
+    # A stored hub whose hash key column has one forced collision: keys 'a' and 'b' share a hash key.
+    hub = [("a", bytes([1]) * 16), ("b", bytes([1]) * 16), ("c", bytes([2]) * 16)]
+    spark.createDataFrame(hub, "k STRING, hk BINARY").coalesce(1).write.parquet(str(folder / "hub.parquet"))
     return {
         "parquet": folder / "rows.parquet",
         "orc": folder / "rows_orc",
         "csv": folder / "rows.csv",
         "json": folder / "nested.json",
         "corrupt": folder / "corrupt.parquet",
+        "parquet v2": folder / "rows_v2.parquet",
+        "hub": folder / "hub.parquet",
     }
 
 
@@ -171,6 +179,8 @@ def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
             "corrupt": ["hash", inputs["corrupt"], "--out", outputs / "y.parquet"],
             "fingerprint": ["fingerprint", inputs["parquet"]],
             "fingerprint by": ["fingerprint", inputs["csv"], "--by", "name"],
+            "diff": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id"],
+            "collisions": ["collisions", inputs["hub"], "--key", "k", "--hash-col", "hk"],
         },
         outputs,
     )  # fmt: skip
@@ -240,6 +250,26 @@ def test_fingerprint_by_prints_one_line_per_group(spark, inputs, runs):
     expected = [f"{g['name']}\t{g['fingerprint']}" for g in groups]
     assert _ok(runs["fingerprint by"]).splitlines() == expected
     assert len(expected) == 4
+
+
+def test_diff_prints_the_counts_per_change(spark, inputs, runs):
+    import hashexpr as hx
+
+    old, new = (spark.read.parquet(str(inputs[name])) for name in ("parquet", "parquet v2"))
+    expected = hx.summarize(hx.diff(old, new, ["id"]))
+    summary = _summary(_ok(runs["diff"]))
+    assert {k: int(summary[k].replace(",", "")) for k in expected} == expected
+    assert expected["insert"] == 1 and expected["update"] == 1 and expected["delete"] == 1
+    # Id 4 is on two rows of each snapshot: all four rows are reported, none merged.
+    assert expected["duplicate_key"] == 4
+
+
+def test_collisions_prints_each_problem_and_fails(runs):
+    run = runs["collisions"]
+    assert run.returncode == 1, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("collision\t")
+    assert "01" * 16 in lines[0] and "('a',)" in lines[0] and "('b',)" in lines[0]
 
 
 def test_unknown_column_lists_the_available_ones(outputs, runs):
@@ -326,7 +356,7 @@ def test_jar_prints_an_existing_jar():
     assert path.is_absolute() and path.is_file() and path.name == "hashexpr.jar"
 
 
-@pytest.mark.parametrize("command", [[], ["jar"], ["hash"], ["fingerprint"]])
+@pytest.mark.parametrize("command", [[], ["jar"], ["hash"], ["fingerprint"], ["diff"], ["collisions"]])
 def test_help(command):
     stdout = _ok(_cli(*command, "--help"))
     assert stdout.startswith(f"usage: {' '.join(['hashexpr', *command])} ")

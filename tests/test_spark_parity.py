@@ -39,10 +39,12 @@ def _int(bits: int):
 
 
 def _decimal(precision: int, scale: int):
-    # The largest DECIMAL(p, s) value, written out digit by digit: no arithmetic context can round it up.
-    digits = "9" * (precision - scale) + ("." + "9" * scale if scale else "")
-    bound = decimal.Decimal(digits)
-    return st.decimals(min_value=-bound, max_value=bound, places=scale, allow_nan=False, allow_infinity=False)
+    # From the unscaled integer, in a context wide enough for 38 digits: the default context (28 digits)
+    # would round the largest values up, out of the type's range.
+    wide = decimal.Context(prec=precision + 2)
+    return st.integers(-(10**precision - 1), 10**precision - 1).map(
+        lambda unscaled: decimal.Decimal(unscaled).scaleb(-scale, wide)
+    )
 
 
 SCALARS = [

@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_jar(commands)
     _add_hash(commands, spark_options)
     _add_fingerprint(commands, spark_options)
+    _add_diff(commands, spark_options)
+    _add_collisions(commands, spark_options)
     return parser
 
 
@@ -335,6 +337,128 @@ def _run_fingerprint(args: argparse.Namespace) -> int:
         spark.stop()
     _print_summary([*summary, ("elapsed", f"{time.monotonic() - started:.1f} s")], stream=sys.stderr)
     return 0
+
+
+# --- hashexpr diff -----------------------------------------------------------------------------------------
+
+
+def _add_diff(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
+    formats = ", ".join(hio.FORMATS)
+    parser = commands.add_parser(
+        "diff",
+        parents=[spark_options],
+        help="compare two snapshots of a table by key",
+        description=(
+            "Compare OLD and NEW by key: count inserts, updates, deletes, duplicate keys and NULL keys, and with "
+            "--out write every difference (key, change, changed columns, old and new values). See docs/DIFF.md."
+        ),
+        epilog=f"Example: {PROG} diff flights_2024-01.parquet flights_2024-02.parquet --key carrier,flight,day",
+    )
+    parser.add_argument("old", metavar="OLD", help="the earlier snapshot")
+    parser.add_argument("new", metavar="NEW", help="the later snapshot")
+    parser.add_argument("--key", required=True, metavar="A,B,...", help="comma-separated key columns")
+    parser.add_argument(
+        "--columns", metavar="A,B,...", help="columns to compare (default: every non-key column)"
+    )
+    parser.add_argument(
+        "--format", metavar="FORMAT", help=f"the inputs' format: {formats} (default: by extension)"
+    )
+    parser.add_argument(
+        "--out", metavar="OUTPUT", help="write the differences here (Parquet unless --out-format)"
+    )
+    parser.add_argument("--out-format", metavar="FORMAT", help=f"OUTPUT's format: {formats}")
+    parser.add_argument("--mode", default="error", metavar="MODE", help="error (default) or overwrite")
+    parser.set_defaults(run=_run_diff)
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    """``hashexpr diff``: print the counts per change type; write the differences with --out."""
+    started = time.monotonic()
+    for path in (args.old, args.new):
+        hio.check_input(path)
+    key = _parse_columns(args.key)
+    columns = _parse_columns(args.columns) or None
+    if args.out:
+        out_fmt = hio.output_format(args.out, args.out_format)
+        hio.check_output(args.out, args.mode)
+    spark = _session(args.master, args.conf)
+    try:
+        old = hio.read(spark, args.old, hio.input_format(args.old, args.format))
+        new = hio.read(spark, args.new, hio.input_format(args.new, args.format))
+        resolve_columns(old.columns, key)
+        differences = hx.diff(old, new, key, columns=columns, include_values=bool(args.out))
+        if args.out:
+            hio.write(differences, args.out, out_fmt, args.mode)
+            counts = hx.summarize(hio.read(spark, args.out, out_fmt, differences.schema))
+        else:
+            counts = hx.summarize(differences)
+    finally:
+        spark.stop()
+    summary = [(change, f"{n:,}") for change, n in counts.items()]
+    if args.out:
+        summary.append(("output", f"{args.out} ({out_fmt})"))
+    _print_summary([*summary, ("elapsed", f"{time.monotonic() - started:.1f} s")])
+    return 0
+
+
+# --- hashexpr collisions -----------------------------------------------------------------------------------
+
+
+def _add_collisions(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
+    formats = ", ".join(hio.FORMATS)
+    parser = commands.add_parser(
+        "collisions",
+        parents=[spark_options],
+        help="find hash-key collisions and inconsistent hash keys",
+        description=(
+            "Find hash keys shared by different business keys (collisions) and business keys stored under "
+            "different hash keys (inconsistent hashing). The hash key is record_key of --key, or the stored "
+            "column --hash-col. See docs/KEYS.md."
+        ),
+        epilog=f"Example: {PROG} collisions hub_customer.parquet --key customer_id --hash-col hk_customer",
+    )
+    parser.add_argument("input", metavar="INPUT", help="a file, a directory of part files, or a glob")
+    parser.add_argument(
+        "--key", required=True, metavar="A,B,...", help="comma-separated business-key columns"
+    )
+    parser.add_argument("--hash-col", metavar="COLUMN", help="a stored hash-key column (default: compute it)")
+    parser.add_argument(
+        "--format", metavar="FORMAT", help=f"INPUT's format: {formats} (default: by extension)"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=20, help="print at most this many (default: %(default)s)"
+    )
+    parser.set_defaults(run=_run_collisions)
+
+
+def _run_collisions(args: argparse.Namespace) -> int:
+    """``hashexpr collisions``: print each problem; exit 0 only when there is none."""
+    started = time.monotonic()
+    hio.check_input(args.input)
+    key = _parse_columns(args.key)
+    spark = _session(args.master, args.conf)
+    try:
+        df = hio.read(spark, args.input, hio.input_format(args.input, args.format))
+        resolve_columns(df.columns, key + ([args.hash_col] if args.hash_col else []))
+        problems = hx.find_collisions(df, key, args.hash_col).collect()
+    finally:
+        spark.stop()
+    for row in problems[: args.limit]:
+        keys = ", ".join(str(tuple(k)) for k in row["business_keys"])
+        hashes = ", ".join(bytes(h).hex().upper() for h in row["hash_keys"])
+        print(f"{row['kind']}\thash keys {hashes}\tbusiness keys {keys}")
+    _print_summary(
+        [
+            ("input", args.input),
+            (
+                "problems",
+                f"{len(problems):,}" + (f" ({args.limit} shown)" if len(problems) > args.limit else ""),
+            ),
+            ("elapsed", f"{time.monotonic() - started:.1f} s"),
+        ],
+        stream=sys.stderr,
+    )
+    return 0 if not problems else EXIT_FAILURE
 
 
 def _parse_columns(text: str | None) -> list[str]:

@@ -1000,7 +1000,8 @@ def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = N
 def fingerprint_pandas(df: pandas.DataFrame, types: Sequence[DataType] | None = None) -> str:
     """
     Returns the fingerprint of a pandas DataFrame, as Spark's ``dataset_fingerprint(*)`` computes it
-    over ``df.to_parquet(path, index=False)`` read back with ``spark.read.parquet(path)``.
+    over ``df.to_parquet(path, index=False, coerce_timestamps="us")`` read back with
+    ``spark.read.parquet(path)`` (Spark reads no nanosecond timestamps, which pandas writes by default).
 
     The frame is converted with :meth:`pyarrow.Table.from_pandas` without its index, as
     ``to_parquet`` does, and fingerprinted with :func:`fingerprint_arrow`: so ``NaN`` in a float
