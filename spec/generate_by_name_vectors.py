@@ -20,10 +20,8 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import decimal
-import json
 import os
 import sys
 import time
@@ -43,6 +41,7 @@ from generate_vectors import (
     _check_arg,
     arr,
     days,
+    freeze,
     mp,
     render,
     st,
@@ -319,34 +318,15 @@ def _check_vector(spark: Any, vector: Vector) -> list[str]:
     return problems
 
 
-def compare_with_file(document: dict[str, Any], path: Path) -> None:
-    frozen = json.loads(path.read_text(encoding="utf-8"))
-    if frozen != document:
-        raise SystemExit(f"{path} differs from the vectors this script builds")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=OUTPUT)
-    parser.add_argument(
-        "--check", action="store_true", help="verify the existing file against Spark; write nothing"
-    )
-    options = parser.parse_args(argv)
-    if not options.check and options.output.exists():
-        raise SystemExit(f"{options.output} exists and is frozen; refusing to overwrite it")
+def _build() -> tuple[int, dict[str, Any]]:
     vectors = all_vectors()
     check_vectors(vectors)
     check_with_spark(vectors)
-    document = to_json(vectors)
-    if options.check:
-        compare_with_file(document, options.output)
-        print(f"{options.output}: {len(vectors)} vectors agree with Spark and the reference")
-        return 0
-    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-    with open(options.output, "x", encoding="utf-8") as out:
-        out.write(text)
-    print(f"wrote {len(vectors)} vectors to {options.output}")
-    return 0
+    return len(vectors), to_json(vectors)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return freeze(argv, __doc__, OUTPUT, _build)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import decimal
-import json
 import math
 import sys
 from collections import Counter
@@ -31,8 +29,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generate_by_name_vectors import compare_with_file, start_spark
-from generate_vectors import DOUBLE, INT, LCASE, LONG, SECOND, STRING, _from_spark, arr, days, mp, render, st
+from generate_by_name_vectors import start_spark
+from generate_vectors import (
+    DOUBLE,
+    INT,
+    LCASE,
+    LONG,
+    SECOND,
+    STRING,
+    _from_spark,
+    arr,
+    days,
+    freeze,
+    mp,
+    render,
+    st,
+)
 from pyspark.sql.types import DataType, DateType, DecimalType, TimestampType
 
 from hashexpr.reference import FORMAT_VERSION, SEED, dataset_fingerprint, encode_record
@@ -219,28 +231,15 @@ def _check_table(spark: Any, vector: Table) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=OUTPUT)
-    parser.add_argument(
-        "--check", action="store_true", help="verify the existing file against Spark; write nothing"
-    )
-    options = parser.parse_args(argv)
-    if not options.check and options.output.exists():
-        raise SystemExit(f"{options.output} exists and is frozen; refusing to overwrite it")
+def _build() -> tuple[int, dict[str, Any]]:
     tables = all_tables()
     check_tables(tables)
     check_with_spark(tables)
-    document = to_json(tables)
-    if options.check:
-        compare_with_file(document, options.output)
-        print(f"{options.output}: {len(tables)} vectors agree with Spark and the reference")
-        return 0
-    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-    with open(options.output, "x", encoding="utf-8") as out:
-        out.write(text)
-    print(f"wrote {len(tables)} vectors to {options.output}")
-    return 0
+    return len(tables), to_json(tables)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return freeze(argv, __doc__, OUTPUT, _build)
 
 
 if __name__ == "__main__":

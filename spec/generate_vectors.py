@@ -43,7 +43,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pyspark.sql.types import (
     ArrayType,
@@ -759,28 +759,42 @@ def compare_with_file(document: dict[str, Any], path: Path) -> None:
         raise SystemExit(f"{path} differs from the vectors this script builds")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=OUTPUT)
+def freeze(
+    argv: list[str] | None, description: str, default_output: Path, build: Callable[[], tuple[int, dict[str, Any]]]
+) -> int:
+    """The command line of every generator: build and check the vectors, then write them once, or ``--check``.
+
+    ``build`` returns the number of vectors and the JSON document, after checking them against Spark.
+    """
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=default_output)
     parser.add_argument(
         "--check", action="store_true", help="verify the existing file against Spark; write nothing"
     )
     options = parser.parse_args(argv)
     if not options.check and options.output.exists():
         raise SystemExit(f"{options.output} exists and is frozen; refusing to overwrite it")
-    vectors = all_vectors()
-    check_coverage(vectors)
-    check_with_spark(vectors)
-    document = to_json(vectors)
+    count, document = build()
     if options.check:
         compare_with_file(document, options.output)
-        print(f"{options.output}: {len(vectors)} vectors agree with Spark and the reference")
+        print(f"{options.output}: {count} vectors agree with Spark and the reference")
         return 0
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     with open(options.output, "x", encoding="utf-8") as out:
         out.write(text)
-    print(f"wrote {len(vectors)} vectors to {options.output}")
+    print(f"wrote {count} vectors to {options.output}")
     return 0
+
+
+def _build() -> tuple[int, dict[str, Any]]:
+    vectors = all_vectors()
+    check_coverage(vectors)
+    check_with_spark(vectors)
+    return len(vectors), to_json(vectors)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return freeze(argv, __doc__, OUTPUT, _build)
 
 
 if __name__ == "__main__":
