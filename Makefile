@@ -53,3 +53,18 @@ demo: jar
 
 clean:
 	rm -rf target jvm/target project/target project/project python/hashexpr/jars
+
+# `make bench`: record_hash, dataset_fingerprint and diff against the usual alternatives, side by side in one
+# local[2] Spark; prints medians and ratios and writes bench/RESULTS.md (bench/README.md). Under 15 minutes.
+# BENCH_ARGS passes flags, e.g. `make bench BENCH_ARGS="--rows 200000 --only hash"`.
+.PHONY: bench
+BENCH_ARGS ?=
+
+# datacompy (the diff comparison) only for the benchmark, without its [spark] extra: that pins pyspark <= 4.2
+# on Python 3.11, and the venv keeps the pyspark of spark-version.
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install -q "datacompy==1.1.0"
+	touch $@
+
+bench: jar $(VENV)/.bench-installed
+	SPARK_LOCAL_IP=127.0.0.1 $(PY) bench/run.py $(BENCH_ARGS)

@@ -1,0 +1,805 @@
+"""`make bench`: hashexpr against the usual alternatives, side by side in one local Spark.
+
+Every candidate runs on the same cached DataFrame, once as a warm-up and then ``--runs`` times; the report gives
+the median wall time, rows per second, the ratio to hashexpr's own candidate and the JVM's GC time and bytes
+allocated during the run (local mode: driver and executor share one JVM, so the JVM-wide counters are the
+executor's). Sections: ``hash`` (10 mixed columns), ``wide`` (50/100/200 columns), ``nested`` (arrays, maps,
+structs), ``fingerprint`` and ``diff``. See ``bench/README.md``. Benchmarks are not tests: nothing here asserts.
+
+    python bench/run.py [--rows N] [--wide-rows N] [--runs N] [--only hash,diff] [--out bench/RESULTS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+SECTIONS = ("hash", "wide", "nested", "fingerprint", "diff")
+HERE = Path(__file__).resolve().parent
+
+# The ten mixed columns: name -> SQL expression over `id` (a deterministic pseudo-random value per row).
+_MIXED = {
+    "id": "id",
+    "i": "cast(pmod(hash(id, 1), 1000000) as int)",
+    "l": "xxhash64(id, 2)",
+    "d": "cast(hash(id, 3) as double) / 1000",
+    "s": "concat('customer_', cast(pmod(hash(id, 4), 100000) as string))",
+    "ns": "case when pmod(hash(id, 5), 10) = 0 then null else concat('note ', hex(hash(id, 5))) end",
+    "dt": "date_add(date'2000-01-01', pmod(hash(id, 6), 10000))",
+    "ts": "timestamp_seconds(946684800 + pmod(xxhash64(id, 7), 700000000))",
+    "dec": "cast(pmod(hash(id, 8), 100000000) / 100 as decimal(18, 2))",
+    "b": "pmod(hash(id, 9), 2) = 0",
+}
+
+# The column kinds the wide data cycles through; {s} is a per-column seed.
+_WIDE_KINDS = (
+    "cast(pmod(hash(id, {s}), 1000000) as int)",
+    "xxhash64(id, {s})",
+    "cast(hash(id, {s}) as double) / 1000",
+    "concat('v', cast(pmod(hash(id, {s}), 100000) as string))",
+    "case when pmod(hash(id, {s}), 10) = 0 then null else hex(hash(id, {s})) end",
+    "date_add(date'2000-01-01', pmod(hash(id, {s}), 10000))",
+    "timestamp_seconds(946684800 + pmod(xxhash64(id, {s}), 700000000))",
+    "cast(pmod(hash(id, {s}), 100000000) / 100 as decimal(18, 2))",
+    "pmod(hash(id, {s}), 2) = 0",
+)
+
+# Nested columns: arrays of 0-4 elements, maps of 0-3 entries, structs (one of them sometimes NULL).
+_NESTED = {
+    "id": "id",
+    "tags": "transform(filter(sequence(0, 3), i -> i < pmod(hash(id, 11), 5)), i -> concat('tag', i * 7 + pmod(id, 13)))",
+    "nums": "transform(filter(sequence(0, 3), i -> i < pmod(hash(id, 12), 5)), i -> cast(hash(id, i) as int))",
+    "attrs": "map_from_arrays(transform(filter(sequence(0, 2), i -> i < pmod(hash(id, 13), 4)), i -> concat('k', i)),"
+    " transform(filter(sequence(0, 2), i -> i < pmod(hash(id, 13), 4)), i -> pmod(hash(id, i, 14), 1000)))",
+    "point": "named_struct('x', hash(id, 15) / 7.0, 'y', hash(id, 16) / 3.0, 'label', concat('p', pmod(id, 97)))",
+    "items": "transform(filter(sequence(0, 2), i -> i < pmod(hash(id, 17), 4)), i -> named_struct("
+    "'sku', concat('sku-', pmod(hash(id, i, 18), 5000)), 'qty', pmod(hash(id, i, 19), 9),"
+    " 'price', cast(pmod(hash(id, i, 20), 100000) / 100 as decimal(10, 2))))",
+    "props": "map_from_arrays(transform(filter(sequence(0, 1), i -> i < pmod(hash(id, 21), 3)), i -> concat('p', i)),"
+    " transform(filter(sequence(0, 1), i -> i < pmod(hash(id, 21), 3)), i -> array(i, pmod(hash(id, 22), 100))))",
+    "maybe": "case when pmod(hash(id, 23), 4) = 0 then null else named_struct('a', pmod(id, 10), 'b', 'x') end",
+}
+
+
+@dataclass
+class Result:
+    name: str
+    rows: int
+    times: list[float] = field(default_factory=list)
+    gc: list[float] = field(default_factory=list)
+    alloc: list[float] = field(default_factory=list)
+    note: str = ""
+    found: object = None  # what the warm-up run returned (e.g. a count), for a correctness glance
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.median
+
+    @property
+    def gc_median(self) -> float:
+        return statistics.median(self.gc) if self.gc else float("nan")
+
+    @property
+    def alloc_per_row(self) -> float:
+        return statistics.median(self.alloc) / self.rows if self.alloc else float("nan")
+
+
+class Bench:
+    def __init__(self, spark, runs: int, warmup: int, log=print):
+        self.spark = spark
+        self.runs = runs
+        self.warmup = warmup
+        self.log = log
+        jvm = spark.sparkContext._jvm
+        mf = jvm.java.lang.management.ManagementFactory
+        self._gc_beans = list(mf.getGarbageCollectorMXBeans())
+        self._threads = mf.getThreadMXBean()
+        try:  # com.sun.management.ThreadMXBean (HotSpot, JDK 14+): bytes allocated by every thread so far
+            self._threads.getTotalThreadAllocatedBytes()
+            self._alloc_ok = True
+        except Exception:  # noqa: BLE001 - another JVM or no access: report no allocation figure
+            self._alloc_ok = False
+
+    def gc_seconds(self) -> float:
+        return sum(max(b.getCollectionTime(), 0) for b in self._gc_beans) / 1000.0
+
+    def allocated(self) -> float:
+        return float(self._threads.getTotalThreadAllocatedBytes()) if self._alloc_ok else float("nan")
+
+    def measure(
+        self,
+        name: str,
+        rows: int,
+        action: Callable[[], object],
+        note: str = "",
+        warmup_action: Callable[[], object] | None = None,
+    ) -> Result:
+        """Run ``action`` after ``warmup`` warm-ups; record wall time, GC time and allocation of each run."""
+        res = Result(name, rows, note=note)
+        for _ in range(self.warmup):
+            res.found = (warmup_action or action)()
+        for _ in range(self.runs):
+            gc0, a0, t0 = self.gc_seconds(), self.allocated(), time.perf_counter()
+            action()
+            t1 = time.perf_counter()
+            res.times.append(t1 - t0)
+            res.gc.append(self.gc_seconds() - gc0)
+            res.alloc.append(self.allocated() - a0)
+        self.log(
+            f"  {name:<44} median {res.median:8.3f} s  {res.rows_per_s:14,.0f} rows/s  "
+            f"GC {res.gc_median:6.3f} s  {res.alloc_per_row:9,.0f} B/row  runs {fmt_times(res.times)}"
+        )
+        return res
+
+
+def fmt_times(ts: list[float]) -> str:
+    return "[" + ", ".join(f"{t:.2f}" for t in ts) + "]"
+
+
+def noop(df) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
+def cache(df, what: str, log=print):
+    t0 = time.perf_counter()
+    df = df.cache()
+    n = df.count()
+    log(f"  cached {what}: {n:,} rows x {len(df.columns)} columns in {time.perf_counter() - t0:.1f} s")
+    return df, n
+
+
+def q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def cast_str(cols) -> list[str]:
+    return [f"cast({q(c)} as string)" for c in cols]
+
+
+def row_hash_candidates(cols: list[str]) -> dict[str, str]:
+    """SQL expressions for the row hashes compared with record_hash, over the columns ``cols``."""
+    qc = ", ".join(q(c) for c in cols)
+    ws = ", ".join(cast_str(cols))
+    loader = ", '||', ".join(f"coalesce({e}, '')" for e in cast_str(cols))
+    return {
+        "hash(...)  [Spark, 32-bit]": f"hash({qc})",
+        "xxhash64(...)  [Spark, 64-bit]": f"xxhash64({qc})",
+        "md5(concat_ws('||', ...))": f"md5(concat_ws('||', {ws}))",
+        "md5(concat(coalesce(cast(c as string), ''), ...))": f"md5(concat({loader}))",
+        "sha2(concat_ws('||', ...), 256)": f"sha2(concat_ws('||', {ws}), 256)",
+    }
+
+
+# ----------------------------------------------------------------------------------------------- sections
+
+
+def section_hash(b: Bench, df, rows: int, udf_rows: int, codegen_out: Path | None) -> dict:
+    from pyspark.sql import functions as F
+
+    import hashexpr as hx
+
+    cols = df.columns
+    out = [b.measure("scan only (all columns to noop)", rows, lambda: noop(df.select(*cols)))]
+    hx_res = b.measure("hx.record_hash(*)", rows, lambda: noop(df.select(hx.record_hash(*cols).alias("h"))))
+    out.append(hx_res)
+    for name, expr in row_hash_candidates(cols).items():
+        out.append(b.measure(name, rows, lambda e=expr: noop(df.selectExpr(f"{e} as h"))))
+
+    # The Python UDF on a sample (it is two orders of magnitude slower); compared by rows per second.
+    def py_md5(*vals):
+        return hashlib.md5("||".join("" if v is None else str(v) for v in vals).encode()).digest()
+
+    sample, n = cache(df.where(F.col("id") < udf_rows), f"Python UDF sample ({udf_rows:,} rows)", b.log)
+    udf = F.udf(py_md5, "binary")
+    out.append(
+        b.measure(
+            "Python UDF (hashlib.md5 of '||'-joined str)",
+            n,
+            lambda: noop(sample.select(udf(*cols).alias("h"))),
+            note=f"on a {n:,}-row sample; ratio from rows/s",
+        )
+    )
+    sample.unpersist()
+
+    if codegen_out is not None:
+        df.createOrReplaceTempView("bench_mixed")
+        plan = b.spark.sql("EXPLAIN CODEGEN SELECT record_hash(*) AS h FROM bench_mixed").first()[0]
+        codegen_out.write_text(
+            "-- EXPLAIN CODEGEN SELECT record_hash(*) AS h FROM bench_mixed\n"
+            f"-- bench_mixed: the cached 10-column data of bench/run.py ({', '.join(cols)})\n\n" + plan
+        )
+        b.log(f"  wrote {codegen_out}")
+    return {"results": out, "hx": hx_res}
+
+
+def section_wide(b: Bench, wide, rows: int) -> dict:
+    import hashexpr as hx
+
+    cols = wide.columns
+    out, per_k = [], {}
+    for k in (50, 100, 200):
+        sub = cols[:k]
+        scan = b.measure(f"scan only, {k} columns", rows, lambda s=sub: noop(wide.select(*s)))
+        rh = b.measure(
+            f"hx.record_hash, {k} columns",
+            rows,
+            lambda s=sub: noop(wide.select(hx.record_hash(*s).alias("h"))),
+        )
+        out += [scan, rh]
+        per_k[k] = (rh, scan)
+    exprs = row_hash_candidates(cols)
+    for name in ("xxhash64(...)  [Spark, 64-bit]", "md5(concat_ws('||', ...))"):
+        out.append(
+            b.measure(
+                f"{name.split('  ')[0]}, 200 columns",
+                rows,
+                lambda e=exprs[name]: noop(wide.selectExpr(f"{e} as h")),
+            )
+        )
+    return {"results": out, "hx": per_k[200][0], "per_k": per_k}
+
+
+def section_nested(b: Bench, nested, rows: int) -> dict:
+    import hashexpr as hx
+
+    cols = nested.columns
+    qc = ", ".join(q(c) for c in cols)
+    ws = ", ".join(cast_str(cols))
+    out = [b.measure("scan only (all columns to noop)", rows, lambda: noop(nested.select(*cols)))]
+    hx_res = b.measure(
+        "hx.record_hash(*)", rows, lambda: noop(nested.select(hx.record_hash(*cols).alias("h")))
+    )
+    out.append(hx_res)
+    out.append(
+        b.measure(
+            "md5(to_json(struct(*)))",
+            rows,
+            lambda: noop(nested.selectExpr(f"md5(to_json(struct({qc}))) as h")),
+        )
+    )
+    out.append(
+        b.measure(
+            "md5(concat_ws('||', cast(c as string)...))",
+            rows,
+            lambda: noop(nested.selectExpr(f"md5(concat_ws('||', {ws})) as h")),
+        )
+    )
+    # hash()/xxhash64() refuse maps unless a legacy flag is set; with it, map entry order changes the hash.
+    b.spark.conf.set("spark.sql.legacy.allowHashOnMapType", "true")
+    try:
+        note = "needs spark.sql.legacy.allowHashOnMapType=true; map entry order changes the hash"
+        out.append(
+            b.measure(
+                "xxhash64(...)  [legacy map flag]",
+                rows,
+                lambda: noop(nested.selectExpr(f"xxhash64({qc}) as h")),
+                note=note,
+            )
+        )
+        out.append(
+            b.measure(
+                "hash(...)  [legacy map flag]",
+                rows,
+                lambda: noop(nested.selectExpr(f"hash({qc}) as h")),
+                note=note,
+            )
+        )
+    finally:
+        b.spark.conf.unset("spark.sql.legacy.allowHashOnMapType")
+    return {"results": out, "hx": hx_res}
+
+
+def section_fingerprint(b: Bench, df, rows: int) -> dict:
+    from pyspark.sql import functions as F
+
+    import hashexpr as hx
+
+    cols = df.columns
+    rh = b.measure(
+        "hx.record_hash pass alone (to noop)", rows, lambda: noop(df.select(hx.record_hash(*cols).alias("h")))
+    )
+    fp = b.measure("hx.dataset_fingerprint(df)", rows, lambda: hx.dataset_fingerprint(df))
+    qc = ", ".join(q(c) for c in cols)
+    xx = b.measure(
+        "sum(cast(xxhash64(*) as decimal(38,0)))",
+        rows,
+        lambda: df.agg(F.expr(f"sum(cast(xxhash64({qc}) as decimal(38, 0)))")).first()[0],
+    )
+    return {"results": [rh, fp, xx], "hx": rh, "fp": fp}
+
+
+def make_new(old, n: int, fraction: float):
+    """``old`` with about ``fraction`` of its rows changed: a third updated, a third deleted, a third inserted."""
+    from pyspark.sql import functions as F
+
+    changed = F.expr(f"pmod(xxhash64(id, 99), 10000000) < {round(fraction * 10_000_000)}")
+    kind = F.expr("pmod(xxhash64(id, 98), 3)")
+    kept = old.where(~(changed & (kind == 0)))
+    upd = changed & (kind == 1)
+    kept = kept.withColumn("s", F.when(upd, F.concat(F.col("s"), F.lit("*"))).otherwise(F.col("s")))
+    kept = kept.withColumn("d", F.when(upd, F.col("d") + 1).otherwise(F.col("d")))
+    inserted = old.where(changed & (kind == 2)).withColumn("id", F.col("id") + n)
+    return kept.unionByName(inserted)
+
+
+def section_diff(b: Bench, old, n: int, fractions: list[float], with_datacompy: bool) -> dict:
+    from pyspark.sql import functions as F
+
+    import hashexpr as hx
+
+    cols = old.columns
+    values = [c for c in cols if c != "id"]
+    ws = ", ".join(cast_str(values))
+    compare_cls = None
+    if with_datacompy:
+        try:
+            from datacompy.spark import SparkSQLCompare as compare_cls
+        except ImportError as e:
+            b.log(f"  datacompy's SparkSQLCompare is not importable ({e}); left out")
+
+    def md5_foj(o, nw):
+        ho = o.selectExpr("id", f"md5(concat_ws('||', {ws})) as h_old")
+        hn = nw.selectExpr("id", f"md5(concat_ws('||', {ws})) as h_new")
+        j = ho.join(hn, "id", "full_outer").where(~F.col("h_old").eqNullSafe(F.col("h_new")))
+        return j.select(
+            "id",
+            F.expr(
+                "case when h_old is null then 'insert' when h_new is null then 'delete' "
+                "else 'update' end as change"
+            ),
+        )
+
+    def rh_foj(o, nw):
+        ho = o.select("id", hx.record_hash(*values).alias("h_old"))
+        hn = nw.select("id", hx.record_hash(*values).alias("h_new"))
+        j = ho.join(hn, "id", "full_outer").where(~F.col("h_old").eqNullSafe(F.col("h_new")))
+        return j.select(
+            "id",
+            F.expr(
+                "case when h_old is null then 'insert' when h_new is null then 'delete' "
+                "else 'update' end as change"
+            ),
+        )
+
+    per_fraction = {}
+    for f in fractions:
+        new, n_new = cache(make_new(old, n, f), f"new side, {f:.3%} changed", b.log)
+        rows = n + n_new
+        res = []
+        hx_res = b.measure(
+            "hx.diff(old, new, 'id')",
+            rows,
+            lambda nw=new: noop(hx.diff(old, nw, "id")),
+            warmup_action=lambda nw=new: hx.summarize(hx.diff(old, nw, "id")),
+        )
+        res.append(hx_res)
+        foj = b.measure(
+            "full outer join on md5(concat_ws) row hashes",
+            rows,
+            lambda nw=new: noop(md5_foj(old, nw)),
+            warmup_action=lambda nw=new: md5_foj(old, nw).count(),
+        )
+        res.append(foj)
+        if f == min(fractions):  # where the time of hx.diff goes (at the smallest change fraction only)
+            res.append(
+                b.measure(
+                    "hx.diff_plan alone (the hash pass inside hx.diff)",
+                    rows,
+                    lambda nw=new: hx.diff_plan(old, nw, "id"),
+                    warmup_action=lambda nw=new: hx.diff_plan(old, nw, "id").counts,
+                )
+            )
+            res.append(
+                b.measure(
+                    "full outer join on record_hash row hashes",
+                    rows,
+                    lambda nw=new: noop(rh_foj(old, nw)),
+                    warmup_action=lambda nw=new: rh_foj(old, nw).count(),
+                )
+            )
+        res.append(
+            b.measure(
+                "exceptAll, both ways",
+                rows,
+                lambda nw=new: (noop(old.exceptAll(nw)), noop(nw.exceptAll(old))),
+                warmup_action=lambda nw=new: (old.exceptAll(nw).count(), nw.exceptAll(old).count()),
+            )
+        )
+        dc = None
+        if compare_cls is not None:
+            # datacompy 1.1.0 computes TRY_CAST(<column> AS DOUBLE) for every compared column, which Spark 4
+            # refuses for DATE at analysis (DATATYPE_MISMATCH.CAST_WITH_FUNC_SUGGESTION, ANSI on or off), so
+            # it gets the same cached data with the DATE column as its day number (unix_date, an INT).
+            dates = [f.name for f in old.schema.fields if f.dataType.typeName() == "date"]
+
+            def days(df, dates=dates):
+                return df.withColumns({c: F.unix_date(c) for c in dates}) if dates else df
+
+            def run_dc(nw=new):
+                cmp = compare_cls(b.spark, days(old), days(nw), join_columns="id")
+                found = (cmp.df1_unq_rows.count(), cmp.df2_unq_rows.count(), cmp.count_matching_rows())
+                cmp.intersect_rows.unpersist()
+                return found
+
+            dc = b.measure(
+                "datacompy SparkSQLCompare(old, new, 'id')",
+                rows,
+                run_dc,
+                note="constructor (runs the comparison) + unique-row and matching-row counts"
+                + (f"; DATE column(s) {', '.join(dates)} passed as unix_date (see README)" if dates else ""),
+            )
+            res.append(dc)
+        new.unpersist()
+        per_fraction[f] = {"results": res, "hx": hx_res, "foj": foj, "dc": dc}
+    return per_fraction
+
+
+# ----------------------------------------------------------------------------------------------- report
+
+
+def table(results: list[Result], hx: Result) -> list[str]:
+    lines = [
+        "| candidate | median s | rows | rows/s | ratio vs hx | GC s | alloc B/row | runs (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        ratio = hx.rows_per_s / r.rows_per_s  # time per row relative to hx; > 1: slower than hx
+        name = f"**{r.name}**" if r is hx else r.name
+        note = f" ({r.note})" if r.note else ""
+        lines.append(
+            f"| {name}{note} | {r.median:.3f} | {r.rows:,} | {r.rows_per_s:,.0f} | {ratio:.2f}x | "
+            f"{r.gc_median:.3f} | {r.alloc_per_row:,.0f} | {fmt_times(r.times)} |"
+        )
+    return lines
+
+
+def verdict(ok: bool) -> str:
+    return "**met**" if ok else "**not met**"
+
+
+def by_name(results: list[Result], prefix: str) -> Result:
+    return next(r for r in results if r.name.startswith(prefix))
+
+
+def machine(spark) -> list[str]:
+    jvm = spark.sparkContext._jvm
+    cpu = "?"
+    try:
+        cpu = next(
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        pass
+    mem = "?"
+    try:
+        kb = next(
+            int(ln.split()[1])
+            for ln in Path("/proc/meminfo").read_text().splitlines()
+            if ln.startswith("MemTotal")
+        )
+        mem = f"{kb / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration):
+        pass
+    try:
+        load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = "?"
+    try:
+        import datacompy
+
+        dcv = datacompy.__version__
+    except ImportError:
+        dcv = "not installed"
+    import hashexpr as hx
+
+    conf = spark.sparkContext.getConf()
+    return [
+        (
+            f"- machine: {platform.node()}, {cpu}, {os.cpu_count()} cores, {mem} RAM, {platform.system()} "
+            f"{platform.release()}; load average at the end (1/5/15 min): {load}"
+        ),
+        (
+            f"- Spark {spark.version} (`{conf.get('spark.master')}`, driver memory {conf.get('spark.driver.memory')}, "
+            f"spark.sql.shuffle.partitions={spark.conf.get('spark.sql.shuffle.partitions')}, AQE on), "
+            f"Java {jvm.java.lang.System.getProperty('java.version')}, Python {platform.python_version()}, "
+            f"hashexpr {hx.__version__}, datacompy {dcv}"
+        ),
+    ]
+
+
+def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
+    now = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    lines = [
+        "# hashexpr benchmark results",
+        "",
+        (
+            f"Written by `make bench` (`bench/run.py`, {now}, {time.perf_counter() - started:.0f} s for the "
+            f"whole run). How to read and rerun it: [README.md](README.md)."
+        ),
+        "",
+    ]
+    lines += machine(spark)
+    lines += [
+        (
+            f"- timing: median of {args.runs} runs after {args.warmup} warm-up; every row-hash candidate is "
+            "`df.select(<hash>).write.format('noop')` over the same cached DataFrame; GC s = JVM GC time "
+            "(all collectors) during a run, alloc B/row = bytes allocated by all JVM threads during a run "
+            "per input row (median)"
+        ),
+        (
+            "- ratio vs hx = (time per row of the candidate) / (time per row of hashexpr's candidate): "
+            "above 1 is slower than hashexpr"
+        ),
+        "",
+    ]
+    lines += ["## Data", "", "| section | rows | columns |", "|---|---:|---|"]
+    for k, v in sizes.items():
+        lines.append(f"| {k} | {v[0]:,} | {v[1]} |")
+    lines.append("")
+    targets = []
+
+    if "hash" in sections:
+        s = sections["hash"]
+        hx_r = s["hx"]
+        xx = by_name(s["results"], "xxhash64")
+        md5 = by_name(s["results"], "md5(concat_ws")
+        lines += ["## Row hash, 10 mixed columns", ""] + table(s["results"], hx_r) + [""]
+        targets.append(
+            f"- record_hash ≤ xxhash64() on the 10-column data: {verdict(hx_r.median <= xx.median)} "
+            f"(record_hash {hx_r.median:.3f} s, xxhash64 {xx.median:.3f} s, "
+            f"record_hash/xxhash64 = {hx_r.median / xx.median:.2f})"
+        )
+        targets.append(
+            f"- record_hash ≥ 5× faster than md5(concat_ws): {verdict(md5.median >= 5 * hx_r.median)} "
+            f"(md5 {md5.median:.3f} s / record_hash {hx_r.median:.3f} s = {md5.median / hx_r.median:.2f}×)"
+        )
+
+    if "wide" in sections:
+        s = sections["wide"]
+        lines += (
+            ["## Wide data (record_hash at 50, 100, 200 columns)", ""] + table(s["results"], s["hx"]) + [""]
+        )
+        lines += [
+            (
+                "| columns | record_hash s | ns per value | scan-only s | record_hash − scan s | "
+                "ns per value, net of scan |"
+            ),
+            "|---:|---:|---:|---:|---:|---:|",
+        ]
+        per = {}
+        for k, (rh, scan) in s["per_k"].items():
+            net = rh.median - scan.median
+            per[k] = (rh.median / (rh.rows * k) * 1e9, net / (rh.rows * k) * 1e9)
+            lines.append(
+                f"| {k} | {rh.median:.3f} | {per[k][0]:.1f} | {scan.median:.3f} | {net:.3f} | "
+                f"{per[k][1]:.1f} |"
+            )
+        lines.append("")
+        growth = per[200][0] / per[50][0]
+        targets.append(
+            f"- record_hash linear in columns (time per column at 200 columns ≤ 1.2× that at 50): "
+            f"{verdict(growth <= 1.2)} ({per[50][0]:.1f} → {per[100][0]:.1f} → {per[200][0]:.1f} ns "
+            f"per value at 50 → 100 → 200 columns; 200/50 = {growth:.2f}; net of the scan "
+            f"{per[50][1]:.1f} → {per[100][1]:.1f} → {per[200][1]:.1f})"
+        )
+
+    if "nested" in sections:
+        s = sections["nested"]
+        lines += ["## Nested data (arrays, maps, structs)", ""] + table(s["results"], s["hx"]) + [""]
+
+    if "fingerprint" in sections:
+        s = sections["fingerprint"]
+        lines += ["## Dataset fingerprint", ""] + table(s["results"], s["hx"]) + [""]
+        ratio = s["fp"].median / s["hx"].median
+        targets.append(
+            f"- dataset_fingerprint ≤ 1.3× a record_hash pass: {verdict(ratio <= 1.3)} "
+            f"(fingerprint {s['fp'].median:.3f} s / record_hash pass {s['hx'].median:.3f} s = "
+            f"{ratio:.2f}×)"
+        )
+
+    if "diff" in sections:
+        lines += ["## Diff (old vs new, keyed by id)", ""]
+        for f, s in sections["diff"].items():
+            lines += [f"### {f:.3%} of the rows changed", ""] + table(s["results"], s["hx"]) + [""]
+            found = [f"{r.name}: {r.found}" for r in s["results"] if r.found is not None]
+            lines += ["Warm-up results (what each found): " + "; ".join(found), ""]
+        f0 = min(sections["diff"])
+        s = sections["diff"][f0]
+        r = s["foj"].median / s["hx"].median
+        targets.append(
+            f"- diff at {f0:.3%} changes ≥ 5× faster than the full-outer-join md5 diff: "
+            f"{verdict(r >= 5)} (join {s['foj'].median:.3f} s / hx.diff {s['hx'].median:.3f} s = "
+            f"{r:.2f}×)"
+        )
+        if s["dc"] is not None:
+            r = s["dc"].median / s["hx"].median
+            targets.append(
+                f"- diff at {f0:.3%} changes faster than datacompy: {verdict(r > 1)} "
+                f"(datacompy {s['dc'].median:.3f} s / hx.diff {s['hx'].median:.3f} s = {r:.2f}×)"
+            )
+        else:
+            targets.append(
+                "- diff faster than datacompy: not measured (datacompy's SparkSQLCompare not importable)"
+            )
+
+    if targets:
+        lines += ["## Targets (from this one run)", ""] + targets + [""]
+    if args.codegen_out and "hash" in sections:
+        lines += [
+            "## Appendix: generated code",
+            "",
+            (
+                f"`EXPLAIN CODEGEN` of `SELECT record_hash(*) FROM` the 10-column data: "
+                f"[{Path(args.codegen_out).name}]({Path(args.codegen_out).name})."
+            ),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------- main
+
+
+def build_spark(args):
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python UDF workers run this interpreter (with pyarrow), not whatever python3 is first on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import hashexpr as hx
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("hashexpr-bench")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.memory", args.driver_memory)
+        .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    spark = hx.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, default=2_000_000, help="rows of the 10-column data (hash section)")
+    p.add_argument("--wide-rows", type=int, default=100_000, help="rows of the 200-column data")
+    p.add_argument(
+        "--nested-rows", type=int, default=None, help="rows of the nested data (default: --rows / 2)"
+    )
+    p.add_argument(
+        "--fingerprint-rows", type=int, default=None, help="rows for the fingerprint (default: --rows)"
+    )
+    p.add_argument("--diff-rows", type=int, default=None, help="rows of each diff side (default: --rows / 5)")
+    p.add_argument("--diff-fractions", default="0.00001,0.01,0.1", help="changed fractions, comma-separated")
+    p.add_argument("--udf-rows", type=int, default=100_000, help="sample rows for the Python UDF")
+    p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed warm-up runs per candidate")
+    p.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        help=f"sections to run (repeat or comma-separate): {', '.join(SECTIONS)}",
+    )
+    p.add_argument("--no-datacompy", action="store_true", help="leave datacompy out of the diff section")
+    p.add_argument("--out", default=str(HERE / "RESULTS.md"), help="the Markdown report ('' for none)")
+    p.add_argument(
+        "--codegen-out",
+        default=str(HERE / "codegen-record_hash.txt"),
+        help="where EXPLAIN CODEGEN of the record_hash query goes ('' for nowhere)",
+    )
+    p.add_argument("--driver-memory", default="6g")
+    p.add_argument("--shuffle-partitions", type=int, default=8)
+    args = p.parse_args(argv)
+    only = {s.strip() for o in (args.only or [",".join(SECTIONS)]) for s in o.split(",") if s.strip()}
+    unknown = only - set(SECTIONS)
+    if unknown:
+        p.error(f"unknown section(s) {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+    args.only = [s for s in SECTIONS if s in only]
+    args.nested_rows = args.nested_rows or max(args.rows // 2, 1)
+    args.fingerprint_rows = args.fingerprint_rows or args.rows
+    args.diff_rows = args.diff_rows or max(args.rows // 5, 1)
+    args.fractions = [float(x) for x in args.diff_fractions.split(",") if x.strip()]
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+
+    def log(msg: str) -> None:
+        print(f"[{time.perf_counter() - started:6.0f} s] {msg}", flush=True)
+
+    spark = build_spark(args)
+    log(f"Spark {spark.version} up, sections: {', '.join(args.only)}")
+    b = Bench(spark, args.runs, args.warmup, log)
+    mixed_cols = ", ".join(_MIXED)
+    sections, sizes = {}, {}
+
+    def mixed(n):
+        return spark.range(n).selectExpr(*[f"{e} as {q(c)}" for c, e in _MIXED.items()])
+
+    base, base_n = None, 0
+    if "hash" in args.only or ("fingerprint" in args.only and args.fingerprint_rows == args.rows):
+        log("section data: 10 mixed columns")
+        base, base_n = cache(mixed(args.rows), "10-column data", log)
+    if "hash" in args.only:
+        log("section hash")
+        sizes["hash (10 mixed columns)"] = (base_n, mixed_cols)
+        sections["hash"] = section_hash(
+            b, base, base_n, args.udf_rows, Path(args.codegen_out) if args.codegen_out else None
+        )
+    if "fingerprint" in args.only:
+        log("section fingerprint")
+        fdf, fn = (
+            (base, base_n) if base is not None else cache(mixed(args.fingerprint_rows), "10-column data", log)
+        )
+        sizes["fingerprint (the 10-column data)"] = (fn, mixed_cols)
+        sections["fingerprint"] = section_fingerprint(b, fdf, fn)
+        if fdf is not base:
+            fdf.unpersist()
+    if base is not None:
+        base.unpersist()
+    if "wide" in args.only:
+        log("section wide")
+        exprs = [f"{_WIDE_KINDS[k % len(_WIDE_KINDS)].format(s=100 + k)} as c{k + 1:03d}" for k in range(200)]
+        wide, wn = cache(spark.range(args.wide_rows).selectExpr(*exprs), "200-column data", log)
+        sizes["wide"] = (
+            wn,
+            (
+                "200 columns cycling int, bigint, double, string, nullable string, date, timestamp, "
+                "decimal(18,2), boolean; the first 50/100/200 are hashed"
+            ),
+        )
+        sections["wide"] = section_wide(b, wide, wn)
+        wide.unpersist()
+    if "nested" in args.only:
+        log("section nested")
+        nested, nn = cache(
+            spark.range(args.nested_rows).selectExpr(*[f"{e} as {q(c)}" for c, e in _NESTED.items()]),
+            "nested data",
+            log,
+        )
+        sizes["nested"] = (
+            nn,
+            ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in nested.schema.fields),
+        )
+        sections["nested"] = section_nested(b, nested, nn)
+        nested.unpersist()
+    if "diff" in args.only:
+        log("section diff")
+        old, on = cache(mixed(args.diff_rows), "diff: old side", log)
+        sizes["diff (each side; new = old with changes)"] = (on, mixed_cols)
+        sections["diff"] = section_diff(b, old, on, args.fractions, not args.no_datacompy)
+        old.unpersist()
+
+    report = render(args, spark, sizes, sections, started)
+    if args.out:
+        Path(args.out).write_text(report + "\n")
+        log(f"wrote {args.out}")
+    else:
+        print(report)
+    spark.stop()
+    log("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
