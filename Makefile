@@ -18,6 +18,19 @@ $(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
 
 venv: $(VENV)/.installed
 
+# A second virtualenv for the Delta Lake example (examples/delta_upsert.py): Delta Lake 4.4 needs Spark 4.2,
+# so it gets its own pyspark; hashexpr.jar and python/hashexpr are used from this checkout.
+VENV_DELTA := .venv-delta
+
+.PHONY: venv-delta
+$(VENV_DELTA)/.installed: requirements-delta.txt
+	$(PYTHON) -m venv $(VENV_DELTA)
+	$(VENV_DELTA)/bin/python -m pip install -q --upgrade pip
+	$(VENV_DELTA)/bin/python -m pip install -q -r requirements-delta.txt
+	touch $@
+
+venv-delta: $(VENV_DELTA)/.installed
+
 jar: venv
 	$(SBT) hashexpr/package
 	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
@@ -27,7 +40,7 @@ python/hashexpr/jars/hashexpr.jar: $(JAR)
 	cp $(JAR) $@
 
 # One sbt start for the jar and the ScalaTest suites, then pytest against the built jar.
-test: venv
+test: venv venv-delta
 	$(SBT) hashexpr/package hashexpr/test
 	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
 	$(PY) -m pytest

@@ -16,11 +16,10 @@ case class NormalizeKeyString(child: Expression, options: KeyOptions) extends Un
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
     val normalizer = classOf[KeyNormalizer].getName
+    // Only empty_as_null can turn a value into NULL; otherwise the result is as nullable as the input.
     nullSafeCodeGen(ctx, ev, s =>
-      s"""
-         |${ev.value} = $normalizer.normalize($s, ${options.trim}, ${options.caseMode}, ${options.emptyAsNull});
-         |${ev.isNull} = ${ev.value} == null;
-       """.stripMargin)
+      s"${ev.value} = $normalizer.normalize($s, ${options.trim}, ${options.caseMode}, ${options.emptyAsNull});" +
+        (if (options.emptyAsNull) s"\n${ev.isNull} = ${ev.value} == null;" else ""))
   }
 
   override def eval(input: InternalRow): Any = {

@@ -52,6 +52,14 @@ class RecordKeySuite extends SparkSuite {
     assert(hexOf("record_key_with('trim; empty_as_null', '  ')") == hexOf("record_key(CAST(NULL AS STRING))"))
   }
 
+  test("normalised keys of non-nullable and nullable columns agree in every mode") {
+    val sql = "SELECT hex(record_key_with('trim; case=upper', concat(' c-', CAST(id AS STRING)))), " +
+      "hex(record_key_with('trim; empty_as_null', IF(id % 2 = 0, '  ', CAST(id AS STRING)))) FROM range(4)"
+    val expected = SparkSuite.Modes.map(m => inMode(m)(spark.sql(sql).collect().map(_.toSeq).toSeq))
+    assert(expected.distinct.size == 1)
+    assert(expected.head.head.head == hexOf("record_key_with('case=upper', 'C-0')").toUpperCase)
+  }
+
   test("all-NULL keys: hashed by default, NULL or an error on request; no rows are dropped") {
     val df = spark.sql("SELECT * FROM VALUES (1, 'a'), (2, NULL), (3, '') AS t(id, k)")
     df.createOrReplaceTempView("keys")
