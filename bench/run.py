@@ -19,9 +19,9 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 SECTIONS = ("hash", "wide", "nested", "fingerprint", "diff")
 HERE = Path(__file__).resolve().parent

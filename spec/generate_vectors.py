@@ -41,9 +41,10 @@ import os
 import struct
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pyspark.sql.types import (
     ArrayType,

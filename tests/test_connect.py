@@ -19,9 +19,9 @@ is restored after each test, for the classic tests that run after this module.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from cluster_job import mixed_dataset

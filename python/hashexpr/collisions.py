@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -36,7 +36,7 @@ INCONSISTENT = "inconsistent"
 #: The column of an exception table that holds the replacement hash key.
 REPLACEMENT_COLUMN = "replacement_key"
 
-KeyColumns = Union[str, Sequence[str]]
+KeyColumns = str | Sequence[str]
 
 # Internal column names; the "__hx_" prefix keeps them apart from user columns.
 _BK = "__hx_business_key"

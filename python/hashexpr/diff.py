@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
@@ -57,7 +57,7 @@ _OUTPUT_COLUMNS = ("change", "side", "changed_columns", "old", "new")
 _P = "__hx_diff_"
 _SIDE, _KH, _H, _BUCKET, _N, _RN, _V = (f"{_P}{n}" for n in ("side", "kh", "h", "bucket", "n", "rn", "v"))
 
-KeySpec = Union[str, Sequence[str]]
+KeySpec = str | Sequence[str]
 
 
 @dataclass(frozen=True)

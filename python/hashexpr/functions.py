@@ -7,14 +7,14 @@ classic PySpark and over Spark Connect; the Spark side only needs hashexpr's jar
 from __future__ import annotations
 
 import weakref
-from typing import Literal, Union
+from typing import Literal
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from hashexpr.errors import HashExprNotInstalledError
 
-ColumnOrName = Union[Column, str]
+ColumnOrName = Column | str
 
 # Sessions known to have hashexpr's functions, checked once per session (weakly held: a freed session's id
 # could be reused by a new session without the jar).
