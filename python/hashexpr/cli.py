@@ -159,6 +159,16 @@ def _conf_pair(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def _add_input(parser: argparse.ArgumentParser) -> None:
+    """INPUT and --format, shared by the subcommands that read one data file."""
+    parser.add_argument("input", metavar="INPUT", help="a file, a directory of part files, or a glob")
+    parser.add_argument(
+        "--format",
+        metavar="FORMAT",
+        help=f"INPUT's format: {', '.join(hio.FORMATS)} (default: from INPUT's extension)",
+    )
+
+
 # --- hashexpr jar ------------------------------------------------------------------------------------------
 
 
@@ -194,15 +204,12 @@ def _add_hash(commands: argparse._SubParsersAction, spark_options: argparse.Argu
         ),
         epilog=f"Example: {PROG} hash flights.parquet --out flights_hashed.parquet --columns carrier,flight",
     )
-    parser.add_argument("input", metavar="INPUT", help="a file, a directory of part files, or a glob")
+    _add_input(parser)
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="the output directory to write")
     parser.add_argument(
         "--columns",
         metavar="A,B,...",
         help="comma-separated columns to hash, in this order (default: every column, as record_hash(*))",
-    )
-    parser.add_argument(
-        "--format", metavar="FORMAT", help=f"INPUT's format: {formats} (default: from INPUT's extension)"
     )
     parser.add_argument(
         "--out-format",
@@ -277,7 +284,6 @@ def _run_hash(args: argparse.Namespace) -> int:
 
 
 def _add_fingerprint(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
-    formats = ", ".join(hio.FORMATS)
     parser = commands.add_parser(
         "fingerprint",
         parents=[spark_options],
@@ -289,10 +295,7 @@ def _add_fingerprint(commands: argparse._SubParsersAction, spark_options: argpar
         ),
         epilog=f"Example: {PROG} fingerprint flights.parquet --by year,month",
     )
-    parser.add_argument("input", metavar="INPUT", help="a file, a directory of part files, or a glob")
-    parser.add_argument(
-        "--format", metavar="FORMAT", help=f"INPUT's format: {formats} (default: from INPUT's extension)"
-    )
+    _add_input(parser)
     parser.add_argument("--by", metavar="A,B,...", help="comma-separated grouping columns")
     parser.add_argument(
         "--limit",
@@ -405,7 +408,6 @@ def _run_diff(args: argparse.Namespace) -> int:
 
 
 def _add_collisions(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
-    formats = ", ".join(hio.FORMATS)
     parser = commands.add_parser(
         "collisions",
         parents=[spark_options],
@@ -417,14 +419,11 @@ def _add_collisions(commands: argparse._SubParsersAction, spark_options: argpars
         ),
         epilog=f"Example: {PROG} collisions hub_customer.parquet --key customer_id --hash-col hk_customer",
     )
-    parser.add_argument("input", metavar="INPUT", help="a file, a directory of part files, or a glob")
+    _add_input(parser)
     parser.add_argument(
         "--key", required=True, metavar="A,B,...", help="comma-separated business-key columns"
     )
     parser.add_argument("--hash-col", metavar="COLUMN", help="a stored hash-key column (default: compute it)")
-    parser.add_argument(
-        "--format", metavar="FORMAT", help=f"INPUT's format: {formats} (default: by extension)"
-    )
     parser.add_argument(
         "--limit", type=int, default=20, help="print at most this many (default: %(default)s)"
     )
