@@ -23,7 +23,7 @@ class CodegenParitySuite extends SparkSuite {
     val df = spark.createDataFrame(spark.sparkContext.parallelize(rows, 3), Schema)
       .selectExpr("*", "collate(s, 'UTF8_LCASE') AS s_lcase", "make_interval(0, i % 13, 0, i % 31, 0, 0, 0) AS ci")
     // One hash of the whole row and one per column, so that a disagreement names its type.
-    val hashes = df.columns.map(c => s"record_hash(`$c`)") :+ "record_hash(*)"
+    val hashes = df.columns.toIndexedSeq.map(c => s"record_hash(`$c`)") :+ "record_hash(*)"
     val results = SparkSuite.Modes.map(m => inMode(m)(df.selectExpr(hashes: _*).collect().toSeq))
     results.tail.zip(SparkSuite.Modes.tail).foreach { case (other, mode) =>
       df.columns.indices.foreach { i =>
@@ -131,6 +131,7 @@ object CodegenParitySuite {
       case MapType(kt, vt, valueContainsNull) =>
         (0 until rnd.nextInt(5)).map(_ => value(rnd, kt, nullable = false) -> value(rnd, vt, valueContainsNull)).toMap
       case StructType(fields) => Row.fromSeq(fields.toSeq.map(f => value(rnd, f.dataType, f.nullable)))
+      case other => throw new IllegalArgumentException(s"no random values for ${other.sql}")
     }
   }
 }

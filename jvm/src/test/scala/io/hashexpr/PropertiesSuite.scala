@@ -72,7 +72,7 @@ class PropertiesSuite extends SparkSuite {
   }
 
   test("integer widening keeps the hash") {
-    Seq("TINYINT", "SMALLINT", "INT", "BIGINT").combinations(2).foreach { case Seq(a, b) =>
+    Seq("TINYINT", "SMALLINT", "INT", "BIGINT").combinations(2).map(p => (p(0), p(1))).foreach { case (a, b) =>
       assertSame(s"CAST(-7 AS $a)", s"CAST(-7 AS $b)")
     }
     assertSame("CAST(127 AS TINYINT)", "127L")

@@ -1,7 +1,5 @@
 package io.hashexpr
 
-import java.nio.charset.StandardCharsets
-
 import org.apache.spark.sql.AnalysisException
 
 class RecordHashByNameSuite extends SparkSuite {
@@ -37,17 +35,10 @@ class RecordHashByNameSuite extends SparkSuite {
 
   test("the bytes are those of docs/FORMAT.md section 6, in every mode") {
     // Built by hand: 81, then ('a', 1) and ('b', 'x') in name order, then 00; NULL field c is left out.
-    def str(s: String) = {
-      val b = s.getBytes(StandardCharsets.UTF_8)
-      Array(0x05.toByte) ++ java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-        .putInt(b.length).array() ++ b
-    }
     val int1 = Array[Byte](0x02, 1, 0, 0, 0, 0, 0, 0, 0)
-    val bytes = Array(0x81.toByte) ++ str("a") ++ int1 ++ str("b") ++ str("x") ++ Array[Byte](0)
-    val h = new Murmur3x64Stream(CanonicalEncoder.SEED)
-    h.putBytes(bytes)
-    h.finish()
-    val expected = hex(h.digest())
+    val bytes = Array(0x81.toByte) ++ stringValue("a") ++ int1 ++ stringValue("b") ++ stringValue("x") ++
+      Array[Byte](0)
+    val expected = streamHash(bytes)
     val sql = "SELECT record_hash_by_name(b, c, a) FROM VALUES ('x', CAST(NULL AS INT), 1) AS t(b, c, a)"
     assert(hex(one(sql).getAs[Array[Byte]](0)) == expected)
     SparkSuite.Modes.foreach(m => inMode(m)(assert(hex(one(sql).getAs[Array[Byte]](0)) == expected, m.name)))

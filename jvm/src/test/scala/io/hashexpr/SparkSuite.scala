@@ -1,6 +1,8 @@
 package io.hashexpr
 
 import java.io.File
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -37,6 +39,24 @@ trait SparkSuite extends AnyFunSuite {
   protected def hex(bytes: Array[Byte]): String = bytes.map(b => f"${b & 0xff}%02x").mkString
 
   protected def one(sql: String): Row = spark.sql(sql).collect().head
+
+  // Hand-built streams (docs/FORMAT.md), hashed directly: expectations independent of the encoder.
+
+  /** The hex hash of a hand-built byte stream under the format's seed. */
+  protected def streamHash(bytes: Array[Byte]): String = {
+    val h = new Murmur3x64Stream(CanonicalEncoder.SEED)
+    h.putBytes(bytes)
+    h.finish()
+    hex(h.digest())
+  }
+
+  protected def u32(n: Int): Array[Byte] = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(n).array()
+
+  /** A STRING value: tag 0x05, u32 length, UTF-8 bytes. */
+  protected def stringValue(s: String): Array[Byte] = {
+    val b = s.getBytes(StandardCharsets.UTF_8)
+    Array(0x05.toByte) ++ u32(b.length) ++ b
+  }
 }
 
 object SparkSuite {
