@@ -126,12 +126,16 @@ class Bench:
         action: Callable[[], object],
         note: str = "",
         warmup_action: Callable[[], object] | None = None,
+        runs: int | None = None,
     ) -> Result:
-        """Run ``action`` after ``warmup`` warm-ups; record wall time, GC time and allocation of each run."""
+        """Run ``action`` after ``warmup`` warm-ups; record wall time, GC time and allocation of each run.
+
+        With ``runs`` the candidate runs that often and without a warm-up (for peers that take minutes).
+        """
         res = Result(name, rows, note=note)
-        for _ in range(self.warmup):
+        for _ in range(self.warmup if runs is None else 0):
             res.found = (warmup_action or action)()
-        for _ in range(self.runs):
+        for _ in range(self.runs if runs is None else runs):
             gc0, a0, t0 = self.gc_seconds(), self.allocated(), time.perf_counter()
             action()
             t1 = time.perf_counter()
@@ -335,7 +339,9 @@ def make_new(old, n: int, fraction: float):
     return kept.unionByName(inserted)
 
 
-def section_diff(b: Bench, old, n: int, fractions: list[float], with_datacompy: bool) -> dict:
+def section_diff(
+    b: Bench, old, n: int, fractions: list[float], with_datacompy: bool, peer_runs: int | None
+) -> dict:
     from pyspark.sql import functions as F
 
     import hashexpr as hx
@@ -374,6 +380,7 @@ def section_diff(b: Bench, old, n: int, fractions: list[float], with_datacompy: 
             ),
         )
 
+    slow_note = "" if peer_runs is None else f"{peer_runs} run(s), no warm-up (--peer-runs)"
     per_fraction = {}
     for f in fractions:
         new, n_new = cache(make_new(old, n, f), f"new side, {f:.3%} changed", b.log)
@@ -416,6 +423,8 @@ def section_diff(b: Bench, old, n: int, fractions: list[float], with_datacompy: 
                 rows,
                 lambda nw=new: (noop(old.exceptAll(nw)), noop(nw.exceptAll(old))),
                 warmup_action=lambda nw=new: (old.exceptAll(nw).count(), nw.exceptAll(old).count()),
+                runs=peer_runs,
+                note=slow_note,
             )
         )
         dc = None
@@ -439,7 +448,9 @@ def section_diff(b: Bench, old, n: int, fractions: list[float], with_datacompy: 
                 rows,
                 run_dc,
                 note="constructor (runs the comparison) + unique-row and matching-row counts"
-                + (f"; DATE column(s) {', '.join(dates)} passed as unix_date (see README)" if dates else ""),
+                + (f"; DATE column(s) {', '.join(dates)} passed as unix_date (see README)" if dates else "")
+                + (f"; {slow_note}" if slow_note else ""),
+                runs=peer_runs,
             )
             res.append(dc)
         new.unpersist()
@@ -687,7 +698,7 @@ def parse_args(argv=None):
     p.add_argument(
         "--fingerprint-rows", type=int, default=None, help="rows for the fingerprint (default: --rows)"
     )
-    p.add_argument("--diff-rows", type=int, default=None, help="rows of each diff side (default: --rows / 5)")
+    p.add_argument("--diff-rows", type=int, default=None, help="rows of each diff side (default: --rows)")
     p.add_argument("--diff-fractions", default="0.00001,0.01,0.1", help="changed fractions, comma-separated")
     p.add_argument("--udf-rows", type=int, default=100_000, help="sample rows for the Python UDF")
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
@@ -699,6 +710,12 @@ def parse_args(argv=None):
         help=f"sections to run (repeat or comma-separate): {', '.join(SECTIONS)}",
     )
     p.add_argument("--no-datacompy", action="store_true", help="leave datacompy out of the diff section")
+    p.add_argument(
+        "--peer-runs",
+        type=int,
+        default=1,
+        help="timed runs, without warm-up, of the slowest diff peers (exceptAll, datacompy); 0: as --runs",
+    )
     p.add_argument("--out", default=str(HERE / "RESULTS.md"), help="the Markdown report ('' for none)")
     p.add_argument(
         "--codegen-out",
@@ -715,7 +732,7 @@ def parse_args(argv=None):
     args.only = [s for s in SECTIONS if s in only]
     args.nested_rows = args.nested_rows or max(args.rows // 2, 1)
     args.fingerprint_rows = args.fingerprint_rows or args.rows
-    args.diff_rows = args.diff_rows or max(args.rows // 5, 1)
+    args.diff_rows = args.diff_rows or args.rows
     args.fractions = [float(x) for x in args.diff_fractions.split(",") if x.strip()]
     return args
 
@@ -787,7 +804,9 @@ def main(argv=None) -> int:
         log("section diff")
         old, on = cache(mixed(args.diff_rows), "diff: old side", log)
         sizes["diff (each side; new = old with changes)"] = (on, mixed_cols)
-        sections["diff"] = section_diff(b, old, on, args.fractions, not args.no_datacompy)
+        sections["diff"] = section_diff(
+            b, old, on, args.fractions, not args.no_datacompy, args.peer_runs or None
+        )
         old.unpersist()
 
     report = render(args, spark, sizes, sections, started)

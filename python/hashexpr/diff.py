@@ -42,9 +42,10 @@ if TYPE_CHECKING:
 #: Every value of the ``change`` column, in the order :func:`summarize` reports them.
 CHANGE_TYPES = ("insert", "update", "delete", "unchanged", "duplicate_key", "null_key")
 
-#: Buckets used when ``buckets`` is not given. Empty buckets cost nothing (they never exist in the
-#: aggregation), so the count only bounds the list of differing bucket ids the driver receives (4 MB at most).
-DEFAULT_BUCKETS = 1 << 20
+#: Buckets used when ``buckets`` is not given. Each task of the bucket pass aggregates its rows into at most
+#: this many groups before the shuffle, so fewer buckets shuffle less; more buckets put fewer rows next to a
+#: change into the join.
+DEFAULT_BUCKETS = 1 << 16
 
 # Up to this many differing buckets are filtered with an IN list (a hash set in the plan); more go through a
 # broadcast semi-join, which keeps the query plan small.
@@ -55,22 +56,24 @@ _OUTPUT_COLUMNS = ("change", "side", "changed_columns", "old", "new")
 
 # Internal column names; the prefix keeps them apart from any user column.
 _P = "__hx_diff_"
-_SIDE, _KH, _H, _BUCKET, _N, _RN, _V = (f"{_P}{n}" for n in ("side", "kh", "h", "bucket", "n", "rn", "v"))
+_SIDE, _KH, _H, _BUCKET, _N, _RN, _V, _FP, _PART = (
+    f"{_P}{n}" for n in ("side", "kh", "h", "bucket", "n", "rn", "v", "fp", "part")
+)
 
 KeySpec = str | Sequence[str]
 
 
 @dataclass(frozen=True)
 class DiffPlan:
-    """What the first, hash-only pass of :func:`diff` found.
+    """What the hash passes of :func:`diff` found (see :func:`diff_plan`).
 
     Attributes
     ----------
     buckets : int
         The number of key-hash buckets.
     differing_buckets : tuple of int
-        The buckets that hold at least one insert, update, delete or duplicate key, ascending; only their rows
-        are joined with their values.
+        The buckets whose rows differ between the sides (ascending): only their rows are joined with their
+        values.
     old_rows, new_rows : int
         The rows of each side.
     rows_to_compare : int
@@ -86,6 +89,24 @@ class DiffPlan:
     new_rows: int
     rows_to_compare: int
     counts: dict[str, int] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class _BucketPass:
+    """What the first pass found: per-side row counts and the buckets whose multisets of hashes differ."""
+
+    differing_buckets: tuple[int, ...]
+    old_rows: int
+    new_rows: int
+    rows_to_compare: int
+    null_key_rows: tuple[int, int]
+    # Rows of the buckets that are the same on both sides: each is an unchanged (old, new) pair.
+    unchanged_rows: int
+
+    @property
+    def joins_everything(self) -> bool:
+        """True when the differing buckets hold half the rows or more: then filtering costs more than it saves."""
+        return self.rows_to_compare * 2 >= self.old_rows + self.new_rows
 
 
 @dataclass(frozen=True)
@@ -234,93 +255,128 @@ def _hashes(spec: _Spec) -> dict[str, Column]:
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
 
 
-def _per_key_status(spec: _Spec) -> DataFrame:
-    """One row per key hash (and one for all NULL-key rows): how many rows each side has, and their hashes."""
-    sides = [
-        df.select(F.lit(i).alias(_SIDE), *(c.alias(n) for n, c in _hashes(spec).items()))
-        for i, df in enumerate((spec.old, spec.new))
-    ]
+def _compared_values(spec: _Spec) -> dict[str, Column]:
+    """What the hash passes fingerprint besides the key hash: the compared columns themselves when both sides
+    type them alike (the fingerprint then hashes each row once), else their row hash."""
+    old, new = _types(spec.old), _types(spec.new)
+    if all(_type_name(old[c], widen=False) == _type_name(new[c], widen=False) for c in spec.columns):
+        return {f"{_P}c{i}": _col(c) for i, c in enumerate(spec.columns)}
+    return {_H: _hashes(spec)[_H]}
+
+
+def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
+    """Both sides as (side: 0 old, 1 new, bucket, key hash, compared values); only differing buckets with a plan."""
+    hashes = _hashes(spec)
+    columns = {_BUCKET: hashes[_BUCKET], _KH: hashes[_KH], **_compared_values(spec)}
+    sides = []
+    for i, df in enumerate((spec.old, spec.new)):
+        hashed = df.select(F.lit(i).alias(_SIDE), *(c.alias(n) for n, c in columns.items()))
+        sides.append(_bucket_filter(hashed, plan) if plan is not None else hashed)
+    return sides[0].unionByName(sides[1])
+
+
+def _fingerprint(*cols: str, side: int | None = None) -> Column:
+    """dataset_fingerprint of ``cols``, of one side's rows only when ``side`` is given.
+
+    The fingerprint is order-independent and duplicate-sensitive: equal exactly for equal multisets of rows.
+    """
+    args = ", ".join(_quote(c) for c in cols)
+    where = "" if side is None else f" FILTER (WHERE {_quote(_SIDE)} = {side})"
+    return F.expr(f"dataset_fingerprint({args}){where}")
+
+
+def _lanes(row_hash: Column) -> list[Column]:
+    """Four 32-bit lanes of two 64-bit digests of a row hash.
+
+    Summed over a key's rows they compare the rows as a multiset: exact sums of 32-bit values never overflow
+    (below 2^31 rows), so equal multisets always give equal sums, and different ones equal sums only by chance.
+    """
+    out = []
+    for seed in (0, 1):
+        digest = F.xxhash64(row_hash, F.lit(seed))
+        out += [F.shiftrightunsigned(digest, 32), digest.bitwiseAND(F.lit(0xFFFFFFFF))]
+    return out
+
+
+def _compare_groups(hashed: DataFrame, group: str) -> DataFrame:
+    """Per group: each side's row count, and whether both sides hold the same multiset of rows.
+
+    Every aggregate has a fixed-width buffer, so Spark runs one hash aggregate that folds each task's rows
+    into at most one row per group before the shuffle.
+    """
     side = F.col(_SIDE)
-    # The 16-byte row hash travels as two 64-bit digests of it: an aggregation buffer of fixed-width values
-    # stays in Spark's hash aggregate, where a BINARY max would fall back to a sort-based one.
-    digests = [F.xxhash64(F.col(_H)), F.xxhash64(F.col(_H), F.lit(1))]
-    return (
-        sides[0]
-        .unionByName(sides[1])
-        .groupBy(_BUCKET, _KH)
-        .agg(
-            F.count_if(side == 0).alias("n_old"),
-            F.count_if(side == 1).alias("n_new"),
-            # With one row per side (the only case where they are compared) max is that row's digest.
-            *(F.max(F.when(side == i, d)).alias(f"h{i}_{j}") for i in (0, 1) for j, d in enumerate(digests)),
-        )
+    rows = [c for c in hashed.columns if c not in (_SIDE, _BUCKET)]
+    return hashed.groupBy(group).agg(
+        F.count_if(side == 0).alias("n_old"),
+        F.count_if(side == 1).alias("n_new"),
+        (_fingerprint(*rows, side=0) == _fingerprint(*rows, side=1)).alias("same"),
     )
 
 
-def _status_rows() -> dict[str, Column]:
-    """Output rows per change type contributed by one per-key row of :func:`_per_key_status`."""
-    n_old, n_new, keyed = F.col("n_old"), F.col("n_new"), F.col(_BUCKET) >= 0
-    single = keyed & (n_old <= 1) & (n_new <= 1)
-    pair = single & (n_old == 1) & (n_new == 1)
-    same = (F.col("h0_0") == F.col("h1_0")) & (F.col("h0_1") == F.col("h1_1"))
-    one = F.lit(1)
-    zero = F.lit(0)
-    return {
-        "insert": F.when(single & (n_old == 0), one).otherwise(zero),
-        "update": F.when(pair & ~same, one).otherwise(zero),
-        "delete": F.when(single & (n_new == 0), one).otherwise(zero),
-        "unchanged": F.when(pair & same, one).otherwise(zero),
-        "duplicate_key": F.when(keyed & ~single, n_old + n_new).otherwise(zero),
-        "null_key": F.when(~keyed, n_old + n_new).otherwise(zero),
-    }
-
-
-def _plan(spec: _Spec) -> DiffPlan:
-    """Run the hash-only pass: one query, three aggregations (per key, per bucket, overall), one result row."""
-    status = _status_rows()
-    per_key = _per_key_status(spec).select(
-        _BUCKET, "n_old", "n_new", *(c.alias(n) for n, c in status.items())
-    )
-    per_bucket = per_key.groupBy(_BUCKET).agg(
-        F.sum("n_old").alias("n_old"),
-        F.sum("n_new").alias("n_new"),
-        *(F.sum(n).alias(n) for n in CHANGE_TYPES),
-    )
-    differs = (F.col(_BUCKET) >= 0) & (
-        (F.col("insert") + F.col("update") + F.col("delete") + F.col("duplicate_key")) > 0
-    )
+def _bucket_pass(spec: _Spec) -> _BucketPass:
+    """Run the bucket pass: one query, one result row with the row counts and the differing buckets."""
+    per_bucket = _compare_groups(_hashed_sides(spec), _BUCKET)
+    keyed = F.col(_BUCKET) >= 0
+    differs = keyed & ~F.col("same")
+    both = F.col("n_old") + F.col("n_new")
     row = per_bucket.agg(
         F.coalesce(F.sum("n_old"), F.lit(0)).alias("old_rows"),
         F.coalesce(F.sum("n_new"), F.lit(0)).alias("new_rows"),
-        F.coalesce(F.sum(F.when(differs, F.col("n_old") + F.col("n_new"))), F.lit(0)).alias(
-            "rows_to_compare"
-        ),
+        F.coalesce(F.sum(F.when(differs, both)), F.lit(0)).alias("rows_to_compare"),
+        F.coalesce(F.sum(F.when(keyed & F.col("same"), F.col("n_old"))), F.lit(0)).alias("unchanged"),
+        F.coalesce(F.sum(F.when(~keyed, F.col("n_old"))), F.lit(0)).alias("null_old"),
+        F.coalesce(F.sum(F.when(~keyed, F.col("n_new"))), F.lit(0)).alias("null_new"),
         F.collect_list(F.when(differs, F.col(_BUCKET))).alias("differing"),
-        *(F.coalesce(F.sum(n), F.lit(0)).alias(n) for n in CHANGE_TYPES),
     ).first()
-    return DiffPlan(
-        buckets=spec.buckets,
+    return _BucketPass(
         differing_buckets=tuple(sorted(row["differing"])),
         old_rows=int(row["old_rows"]),
         new_rows=int(row["new_rows"]),
         rows_to_compare=int(row["rows_to_compare"]),
-        counts={n: int(row[n]) for n in CHANGE_TYPES},
+        null_key_rows=(int(row["null_old"]), int(row["null_new"])),
+        unchanged_rows=int(row["unchanged"]),
     )
 
 
-def _bucket_filter(df: DataFrame, plan: DiffPlan | None) -> DataFrame:
-    """Keep the rows of the differing buckets (all keyed rows without a plan, i.e. with unchanged rows)."""
-    keyed = df.where(F.col(_BUCKET) >= 0)
-    if plan is None:
-        return keyed
-    ids = plan.differing_buckets
+def _counts(spec: _Spec, plan: _BucketPass) -> dict[str, int]:
+    """Exact output rows per change type: the keys of the differing buckets are compared one by one."""
+    per_key = _compare_groups(_hashed_sides(spec, plan).where(F.col(_BUCKET) >= 0), _KH)
+    n_old, n_new, same = F.col("n_old"), F.col("n_new"), F.col("same")
+    single = (n_old <= 1) & (n_new <= 1)
+    zero = F.lit(0)
+    row = per_key.agg(
+        *(
+            F.coalesce(F.sum(value), zero).alias(name)
+            for name, value in (
+                ("insert", F.when(single & (n_old == 0), 1)),
+                ("update", F.when(single & (n_old == 1) & (n_new == 1) & ~same, 1)),
+                ("delete", F.when(single & (n_new == 0), 1)),
+                ("unchanged", F.when(same, n_old)),
+                ("duplicate_key", F.when(~single & ~same, n_old + n_new)),
+            )
+        )
+    ).first()
+    counts = {name: int(row[name]) for name in ("insert", "update", "delete", "unchanged", "duplicate_key")}
+    if not plan.joins_everything:  # otherwise the keys of the unchanged buckets were compared too
+        counts["unchanged"] += plan.unchanged_rows
+    counts["null_key"] = sum(plan.null_key_rows)
+    return {t: counts[t] for t in CHANGE_TYPES}
+
+
+def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool = False) -> DataFrame:
+    """Keep the rows of the differing buckets (every keyed row without a plan, i.e. with unchanged rows), and
+    with ``with_null_keys`` the NULL-key rows (bucket -1) too."""
+    keyed = F.col(_BUCKET) >= 0
+    if plan is None or plan.joins_everything:
+        return df if with_null_keys else df.where(keyed)
+    ids = list(plan.differing_buckets)
+    if with_null_keys and sum(plan.null_key_rows):
+        ids.append(-1)
     if not ids:
         # A constant false filter: Spark prunes the scan of this branch entirely.
         return df.where(F.lit(False))
-    if plan.rows_to_compare * 2 >= plan.old_rows + plan.new_rows:
-        return keyed  # most rows differ: filtering would cost more than it saves
     if len(ids) <= _MAX_IN_LIST:
-        return df.where(F.col(_BUCKET).isin(list(ids)))
+        return df.where(F.col(_BUCKET).isin(ids))
     chosen = df.sparkSession.createDataFrame([(i,) for i in ids], f"{_BUCKET} INT")
     return df.join(F.broadcast(chosen), on=_BUCKET, how="left_semi")
 
@@ -329,20 +385,29 @@ def _values(spec: _Spec) -> Column:
     return F.struct(*(_col(c) for c in spec.columns))
 
 
-def _side_rows(df: DataFrame, spec: _Spec, prefix: str, plan: DiffPlan | None) -> DataFrame:
-    """One side's keyed rows to compare, with their key's row count and a row number within the key."""
+def _side_rows(df: DataFrame, spec: _Spec, prefix: str, plan: _BucketPass | None) -> DataFrame:
+    """One side's rows to compare (and its NULL-key rows), with their key's row count, row number and
+    fingerprint."""
     hashed = df.select(
         *(_col(k).alias(f"{prefix}k{i}") for i, k in enumerate(spec.key)),
         _values(spec).alias(prefix + _V),
         *(c.alias(n) for n, c in _hashes(spec).items()),
     )
-    by_key = Window.partitionBy(_KH)
-    return _bucket_filter(hashed, plan).select(
+    # Rows are partitioned by key hash, NULL-key rows by their row hash (they are never matched, and this
+    # keeps them off a single task); the join below uses the same column, so each side is shuffled once.
+    kept = _bucket_filter(hashed, plan, with_null_keys=True).withColumn(
+        prefix + _PART, F.coalesce(F.col(_KH), F.col(_H))
+    )
+    by_key = Window.partitionBy(prefix + _PART)
+    return kept.select(
         *(F.col(f"{prefix}k{i}") for i in range(len(spec.key))),
         F.col(prefix + _V),
+        F.col(_BUCKET).alias(prefix + _BUCKET),
+        F.col(prefix + _PART),
         F.col(_KH).alias(prefix + _KH),
         F.col(_H).alias(prefix + _H),
         F.count(F.lit(1)).over(by_key).alias(prefix + _N),
+        *(F.sum(lane).over(by_key).alias(f"{prefix}{_FP}{i}") for i, lane in enumerate(_lanes(F.col(_H)))),
         # Numbering the rows of a key pairs duplicates one to one, so the join never multiplies them.
         F.row_number().over(by_key.orderBy(_H)).alias(prefix + _RN),
     )
@@ -365,12 +430,30 @@ def _changed_columns(spec: _Spec, change: Column) -> Column:
     )
 
 
-def _compared(spec: _Spec, plan: DiffPlan | None, include_values: bool) -> DataFrame:
-    """The keyed rows, matched by key hash: every input row in exactly one output row (two for duplicates)."""
+def _compared(spec: _Spec, plan: _BucketPass | None, include_values: bool) -> DataFrame:
+    """The rows, matched by key hash: every input row in exactly one output row (a matched pair in one)."""
     o, n = _side_rows(spec.old, spec, "o", plan), _side_rows(spec.new, spec, "n", plan)
-    joined = o.join(n, (o["o" + _KH] == n["n" + _KH]) & (o["o" + _RN] == n["n" + _RN]), "full_outer")
-    has_old, has_new = F.col("o" + _KH).isNotNull(), F.col("n" + _KH).isNotNull()
-    duplicate = F.greatest(F.coalesce(F.col("o" + _N), F.lit(0)), F.coalesce(F.col("n" + _N), F.lit(0))) > 1
+    # Rows pair up by (key hash, row number); NULL-key rows (bucket -1) never pair up. Only the partition
+    # column is an equality, so Spark keeps the window's partitioning for the join instead of shuffling again.
+    joined = o.join(
+        n,
+        (o["o" + _PART] == n["n" + _PART])
+        & ((o["o" + _RN] - n["n" + _RN]) == 0)
+        & (o["o" + _BUCKET] >= 0)
+        & (n["n" + _BUCKET] >= 0),
+        "full_outer",
+    )
+    has_old, has_new = F.col("o" + _BUCKET).isNotNull(), F.col("n" + _BUCKET).isNotNull()
+    null_key = F.coalesce(F.col("o" + _BUCKET), F.col("n" + _BUCKET)) < 0
+    # A key whose rows are the same multiset on both sides is unchanged, however many rows it has: rows are
+    # numbered in row-hash order, so its rows pair up with equal rows.
+    same_rows = reduce(
+        lambda a, b: a & b,
+        (F.col(f"o{_FP}{i}") == F.col(f"n{_FP}{i}") for i in range(4)),
+        has_old & has_new & (F.col("o" + _N) == F.col("n" + _N)),
+    )
+    several = F.greatest(F.coalesce(F.col("o" + _N), F.lit(0)), F.coalesce(F.col("n" + _N), F.lit(0))) > 1
+    duplicate = several & ~same_rows
     sides = (
         F.when(
             duplicate, F.array_compact(F.array(F.when(has_old, F.lit("old")), F.when(has_new, F.lit("new"))))
@@ -381,7 +464,8 @@ def _compared(spec: _Spec, plan: DiffPlan | None, include_values: bool) -> DataF
     )
     side = F.col("side")
     change = (
-        F.when(duplicate, F.lit("duplicate_key"))
+        F.when(null_key, F.lit("null_key"))
+        .when(duplicate, F.lit("duplicate_key"))
         .when(side == "new", F.lit("insert"))
         .when(side == "old", F.lit("delete"))
         .when(F.col("o" + _H) != F.col("n" + _H), F.lit("update"))
@@ -404,25 +488,6 @@ def _compared(spec: _Spec, plan: DiffPlan | None, include_values: bool) -> DataF
     )
 
 
-def _null_key_rows(
-    df: DataFrame, spec: _Spec, side: str, schema: StructType, include_values: bool
-) -> DataFrame:
-    """One side's rows with a NULL key part, typed like the compared rows so that they can be unioned."""
-    types = {f.name: f.dataType for f in schema.fields}
-    own = _values(spec)
-    values = [
-        (own if side == name else F.lit(None)).cast(types[name]).alias(name)
-        for name in (("old", "new") if include_values else ())
-    ]
-    return df.where(_null_key(spec)).select(
-        *(_col(k).cast(types[k]).alias(k) for k in spec.key),
-        F.lit("null_key").alias("change"),
-        F.lit(side).alias("side"),
-        F.lit(None).cast("array<string>").alias("changed_columns"),
-        *values,
-    )
-
-
 def diff_plan(
     old: DataFrame,
     new: DataFrame,
@@ -431,11 +496,12 @@ def diff_plan(
     columns: Sequence[str] | None = None,
     buckets: int | None = None,
 ) -> DiffPlan:
-    """Run the hash-only pass of :func:`diff` and return its findings, without joining any values.
+    """Run the hash passes of :func:`diff` and count the changes, without joining any values.
 
-    One Spark query over both inputs computes, for every key, each side's row count and row hash, and from
-    them the exact number of inserts, updates, deletes, unchanged rows, duplicate-key rows and NULL-key rows,
-    and the buckets :func:`diff` has to join. Only hashes (32 bytes a row) are shuffled, never the rows.
+    The first Spark query is the one :func:`diff` runs: it fingerprints each side's (key hash, row hash) pairs
+    per bucket and finds the buckets that differ. A second query compares the keys of those buckets one by
+    one, which gives the exact number of inserts, updates, deletes, unchanged rows, duplicate-key rows and
+    NULL-key rows. Only hashes are shuffled, never the rows.
 
     Parameters
     ----------
@@ -461,7 +527,16 @@ def diff_plan(
     >>> plan.counts["update"], plan.counts["unchanged"], len(plan.differing_buckets), plan.rows_to_compare
     (1, 1, 3, 4)
     """
-    return _plan(_spec(old, new, key, columns, buckets))
+    spec = _spec(old, new, key, columns, buckets)
+    found = _bucket_pass(spec)
+    return DiffPlan(
+        buckets=spec.buckets,
+        differing_buckets=found.differing_buckets,
+        old_rows=found.old_rows,
+        new_rows=found.new_rows,
+        rows_to_compare=found.rows_to_compare,
+        counts=_counts(spec, found),
+    )
 
 
 def diff(
@@ -480,13 +555,15 @@ def diff(
     equals NaN, maps equal regardless of entry order, and ``1`` as INT equals ``1`` as BIGINT. Key columns
     match the same way, NULL-safely, except that a row with a NULL key part is never matched.
 
-    Duplicate and NULL keys are reported, never merged: every row of a key that occurs more than once on
-    either side comes out as ``duplicate_key`` (with the ``side`` it comes from), and every row with a NULL
-    key part as ``null_key``. So every input row is in the output, except unchanged rows when
-    ``include_unchanged`` is false.
+    Duplicate and NULL keys are reported, never merged: a key's rows are compared as a whole, and when a key
+    that occurs more than once on either side has changed (its rows are not the same multiset on both
+    sides), every one of its rows comes out as ``duplicate_key`` (with the ``side`` it comes from); every row
+    with a NULL key part comes out as ``null_key``. So every input row is in the output, except unchanged
+    rows when ``include_unchanged`` is false (a key with the same rows on both sides is unchanged, also when
+    it has several).
 
-    Unless ``include_unchanged`` is set, a first Spark job compares both sides on hashes only (see
-    :func:`diff_plan`) and the returned DataFrame joins only the rows of the buckets that hold a change.
+    Unless ``include_unchanged`` is set, a first Spark job compares both sides per bucket of keys on hashes
+    only, and the returned DataFrame joins only the rows of the buckets that differ.
     The inputs are read twice, so they must give the same rows each time (a table or files, not a
     non-deterministic query; cache such a query first).
 
@@ -539,14 +616,9 @@ def diff(
 (1, 'duplicate_key', 'old', 'b', None), (None, 'null_key', 'old', 'c', None)]
     """
     spec = _spec(old, new, key, columns, buckets)
-    plan = None if include_unchanged else _plan(spec)
+    plan = None if include_unchanged else _bucket_pass(spec)
     compared = _compared(spec, plan, include_values)
-    if not include_unchanged:
-        compared = compared.where(F.col("change") != "unchanged")
-    schema = compared.schema
-    return compared.unionByName(_null_key_rows(spec.old, spec, "old", schema, include_values)).unionByName(
-        _null_key_rows(spec.new, spec, "new", schema, include_values)
-    )
+    return compared if include_unchanged else compared.where(F.col("change") != "unchanged")
 
 
 def summarize(diff_df: DataFrame) -> dict[str, int]:

@@ -139,14 +139,22 @@ case class FingerprintDigest(count: Expression, sumLo: Expression, sumHi: Expres
 
 object FingerprintDigest {
   private val Label = "hashexpr-fingerprint".getBytes(StandardCharsets.US_ASCII)
+  private val Prefix = s"hx${CanonicalEncoder.FORMAT_VERSION}:"
+  private val Hex = "0123456789abcdef".toCharArray
+  // MessageDigest.getInstance costs more than hashing these few bytes; grouped fingerprints digest once per group.
+  private val sha256 = ThreadLocal.withInitial[MessageDigest](() => MessageDigest.getInstance("SHA-256"))
 
   def format(count: Long, sumLo: Long, sumHi: Long, schema: Array[Byte]): String = {
     val tail = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN).putLong(count).putLong(sumLo).putLong(sumHi)
-    val sha = MessageDigest.getInstance("SHA-256")
+    val sha = sha256.get()
+    sha.reset()
     sha.update(Label)
     sha.update(CanonicalEncoder.FORMAT_VERSION.toByte)
     sha.update(schema)
     sha.update(tail.array())
-    s"hx${CanonicalEncoder.FORMAT_VERSION}:" + sha.digest().map(b => f"${b & 0xff}%02x").mkString
+    val digest = sha.digest()
+    val out = new java.lang.StringBuilder(Prefix.length + 2 * digest.length).append(Prefix)
+    digest.foreach(b => out.append(Hex((b >> 4) & 0xf)).append(Hex(b & 0xf)))
+    out.toString
   }
 }
