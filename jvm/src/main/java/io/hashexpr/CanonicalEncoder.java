@@ -59,8 +59,7 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   /** Starts a record of {@code arity} values. */
   public void beginRecord(int arity) {
     reset();
-    put(FORMAT_VERSION, 1);
-    putInt(arity);
+    putTagged(FORMAT_VERSION, arity, 4);
   }
 
   /** Ends the record and returns its 16-byte hash. */
@@ -72,26 +71,25 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   /** Starts a by-name record: its fields follow as (name, value) pairs, NULL fields left out. */
   public void beginRecordByName() {
     reset();
-    put(BY_NAME_RECORD, 1);
+    putByte(BY_NAME_RECORD);
   }
 
   /** Writes the name of the next by-name field, as a STRING value. */
   public void putFieldName(byte[] utf8) {
-    put(STRING, 1);
-    putInt(utf8.length);
+    putTagged(STRING, utf8.length, 4);
     putBytes(utf8);
   }
 
   /** Ends the by-name record (a NULL tag cannot start a field, so it closes the list) and hashes it. */
   public byte[] finishRecordByName() {
-    put(NULL, 1);
+    putByte(NULL);
     return finishRecord();
   }
 
   /** Starts a business key of {@code parts} values under a salt (docs/FORMAT.md, section 9). */
   public void beginKey(byte[] salt, int parts) {
     reset();
-    put(KEY_RECORD, 1);
+    putByte(KEY_RECORD);
     putFieldName(salt);
     putInt(parts);
     keyNulls = 0;
@@ -114,12 +112,12 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   }
 
   public void putNull() {
-    put(NULL, 1);
+    putByte(NULL);
   }
 
   /** A NULL key part (top level), counted for {@link #finishKey}. */
   public void putNullKeyPart() {
-    put(NULL, 1);
+    putByte(NULL);
     keyNulls++;
   }
 
@@ -129,8 +127,7 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
 
   /** TINYINT, SMALLINT, INT and BIGINT: one kind, so widening keeps the hash. */
   public void putIntegral(long v) {
-    put(INTEGRAL, 1);
-    put(v, 8);
+    putTagged(INTEGRAL, v, 8);
   }
 
   /** A FLOAT hashes as its exact DOUBLE widening. */
@@ -139,10 +136,9 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   }
 
   public void putDouble(double v) {
-    put(FLOATING, 1);
     // -0.0 == 0.0 is true, so this maps -0.0 to 0.0; every NaN becomes the canonical NaN.
     long bits = v == 0.0 ? 0L : (v != v ? CANONICAL_NAN : Double.doubleToRawLongBits(v));
-    put(bits, 8);
+    putTagged(FLOATING, bits, 8);
   }
 
   public void putDecimal(Decimal d) {
@@ -166,11 +162,10 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
       return;
     }
     byte[] bigEndian = unscaled.toByteArray();
-    put(DECIMAL, 1);
-    putInt(normal.scale());
-    put(bigEndian.length, 1);
+    // i32(scale) || u8(n) as one 5-byte number, then the n bytes least significant first.
+    putTagged(DECIMAL, (normal.scale() & 0xFFFFFFFFL) | (long) bigEndian.length << 32, 5);
     for (int i = bigEndian.length - 1; i >= 0; i--) {
-      put(bigEndian[i], 1);
+      putByte(bigEndian[i]);
     }
   }
 
@@ -186,80 +181,67 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
     }
     int bitLength = 64 - Long.numberOfLeadingZeros(unscaled < 0 ? ~unscaled : unscaled);
     int n = (bitLength >>> 3) + 1;
-    put(DECIMAL, 1);
-    putInt(scale);
-    put(n, 1);
+    // i32(scale) || u8(n) as one 5-byte number.
+    putTagged(DECIMAL, (scale & 0xFFFFFFFFL) | (long) n << 32, 5);
     put(unscaled, n);
   }
 
   public void putString(UTF8String s) {
-    put(STRING, 1);
     int n = s.numBytes();
-    putInt(n);
+    putTagged(STRING, n, 4);
     putBytes(s.getBaseObject(), s.getBaseOffset(), n);
   }
 
   /** A string under a collation without binary equality: the collation's name and the value's key. */
   public void putCollatedString(byte[] collationName, byte[] key) {
-    put(COLLATED_STRING, 1);
-    putInt(collationName.length);
+    putTagged(COLLATED_STRING, collationName.length, 4);
     putBytes(collationName);
     putInt(key.length);
     putBytes(key);
   }
 
   public void putBinary(byte[] b) {
-    put(BINARY, 1);
-    putInt(b.length);
+    putTagged(BINARY, b.length, 4);
     putBytes(b);
   }
 
   public void putDate(int days) {
-    put(DATE, 1);
-    putInt(days);
+    putTagged(DATE, days, 4);
   }
 
   public void putTimestamp(long micros) {
-    put(TIMESTAMP, 1);
-    put(micros, 8);
+    putTagged(TIMESTAMP, micros, 8);
   }
 
   public void putTimestampNtz(long micros) {
-    put(TIMESTAMP_NTZ, 1);
-    put(micros, 8);
+    putTagged(TIMESTAMP_NTZ, micros, 8);
   }
 
   public void putDayTimeInterval(long micros) {
-    put(DAY_TIME_INTERVAL, 1);
-    put(micros, 8);
+    putTagged(DAY_TIME_INTERVAL, micros, 8);
   }
 
   public void putYearMonthInterval(int months) {
-    put(YEAR_MONTH_INTERVAL, 1);
-    putInt(months);
+    putTagged(YEAR_MONTH_INTERVAL, months, 4);
   }
 
   public void putCalendarInterval(CalendarInterval v) {
-    put(CALENDAR_INTERVAL, 1);
-    putInt(v.months);
-    putInt(v.days);
-    put(v.microseconds, 8);
+    // i32(months) || i32(days) as one 8-byte number.
+    putTagged(CALENDAR_INTERVAL, (v.months & 0xFFFFFFFFL) | (long) v.days << 32, 8);
+    putLong(v.microseconds);
   }
 
   public void beginArray(int n) {
-    put(ARRAY, 1);
-    putInt(n);
+    putTagged(ARRAY, n, 4);
   }
 
   public void beginStruct(int n) {
-    put(STRUCT, 1);
-    putInt(n);
+    putTagged(STRUCT, n, 4);
   }
 
   /** Starts a map of {@code n} entries; each entry is written between {@link #beginEntry()} and {@link #endEntry()}. */
   public void beginMap(int n) {
-    put(MAP, 1);
-    putInt(n);
+    putTagged(MAP, n, 4);
     pushLevel();
   }
 
