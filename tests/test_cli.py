@@ -137,8 +137,8 @@ def inputs(spark, tmp_path_factory) -> dict[str, Path]:
     (folder / "rows.csv").write_text(CSV, encoding="utf-8")
     (folder / "nested.json").write_text("\n".join(json.dumps(r) for r in JSON_ROWS) + "\n", encoding="utf-8")
     (folder / "corrupt.parquet").write_text("not a Parquet file\n", encoding="utf-8")
-    # A later snapshot of rows.parquet: id 1 updated, id 2 deleted, id 5 inserted.
-    changed = [(1, "b", *ROWS[0][2:]), *ROWS[2:], (5, "new", None, None, None)]
+    # A later snapshot of rows.parquet: id 1 updated, id 2 deleted, id 5 inserted, one of id 4's two rows changed.
+    changed = [(1, "b", *ROWS[0][2:]), *ROWS[2:4], (4, "é", 3.0, *ROWS[4][3:]), (5, "new", None, None, None)]
     spark.createDataFrame(changed, SCHEMA).coalesce(1).write.parquet(str(folder / "rows_v2.parquet"))
     # A stored hub whose hash key column has one forced collision: keys 'a' and 'b' share a hash key.
     hub = [("a", bytes([1]) * 16), ("b", bytes([1]) * 16), ("c", bytes([2]) * 16)]
@@ -260,7 +260,7 @@ def test_diff_prints_the_counts_per_change(spark, inputs, runs):
     summary = _summary(_ok(runs["diff"]))
     assert {k: int(summary[k].replace(",", "")) for k in expected} == expected
     assert expected["insert"] == 1 and expected["update"] == 1 and expected["delete"] == 1
-    # Id 4 is on two rows of each snapshot: all four rows are reported, none merged.
+    # Id 4 is on two rows of each snapshot and one of them changed: all four rows are reported, none merged.
     assert expected["duplicate_key"] == 4
 
 
