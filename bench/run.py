@@ -356,9 +356,10 @@ def section_diff(
         except ImportError as e:
             b.log(f"  datacompy's SparkSQLCompare is not importable ({e}); left out")
 
-    def md5_foj(o, nw):
-        ho = o.selectExpr("id", f"md5(concat_ws('||', {ws})) as h_old")
-        hn = nw.selectExpr("id", f"md5(concat_ws('||', {ws})) as h_new")
+    def hash_join(o, nw, row_hash: str):
+        """A full outer join on id of the row hashes, keeping the ids whose hashes differ."""
+        ho = o.selectExpr("id", f"{row_hash} as h_old")
+        hn = nw.selectExpr("id", f"{row_hash} as h_new")
         j = ho.join(hn, "id", "full_outer").where(~F.col("h_old").eqNullSafe(F.col("h_new")))
         return j.select(
             "id",
@@ -368,17 +369,8 @@ def section_diff(
             ),
         )
 
-    def rh_foj(o, nw):
-        ho = o.select("id", hx.record_hash(*values).alias("h_old"))
-        hn = nw.select("id", hx.record_hash(*values).alias("h_new"))
-        j = ho.join(hn, "id", "full_outer").where(~F.col("h_old").eqNullSafe(F.col("h_new")))
-        return j.select(
-            "id",
-            F.expr(
-                "case when h_old is null then 'insert' when h_new is null then 'delete' "
-                "else 'update' end as change"
-            ),
-        )
+    md5 = f"md5(concat_ws('||', {ws}))"
+    rh = f"record_hash({', '.join(q(c) for c in values)})"
 
     slow_note = "" if peer_runs is None else f"{peer_runs} run(s), no warm-up (--peer-runs)"
     per_fraction = {}
@@ -396,8 +388,8 @@ def section_diff(
         foj = b.measure(
             "full outer join on md5(concat_ws) row hashes",
             rows,
-            lambda nw=new: noop(md5_foj(old, nw)),
-            warmup_action=lambda nw=new: md5_foj(old, nw).count(),
+            lambda nw=new: noop(hash_join(old, nw, md5)),
+            warmup_action=lambda nw=new: hash_join(old, nw, md5).count(),
         )
         res.append(foj)
         if f == min(fractions):  # a join on record_hash instead of md5: what the hash alone saves
@@ -405,8 +397,8 @@ def section_diff(
                 b.measure(
                     "full outer join on record_hash row hashes",
                     rows,
-                    lambda nw=new: noop(rh_foj(old, nw)),
-                    warmup_action=lambda nw=new: rh_foj(old, nw).count(),
+                    lambda nw=new: noop(hash_join(old, nw, rh)),
+                    warmup_action=lambda nw=new: hash_join(old, nw, rh).count(),
                 )
             )
         res.append(

@@ -255,19 +255,19 @@ def _hashes(spec: _Spec) -> dict[str, Column]:
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
 
 
-def _compared_values(spec: _Spec) -> dict[str, Column]:
+def _compared_values(spec: _Spec, row_hash: Column) -> dict[str, Column]:
     """What the hash passes fingerprint besides the key hash: the compared columns themselves when both sides
     type them alike (the fingerprint then hashes each row once), else their row hash."""
     old, new = _types(spec.old), _types(spec.new)
     if all(_type_name(old[c], widen=False) == _type_name(new[c], widen=False) for c in spec.columns):
         return {f"{_P}c{i}": _col(c) for i, c in enumerate(spec.columns)}
-    return {_H: _hashes(spec)[_H]}
+    return {_H: row_hash}
 
 
 def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
     """Both sides as (side: 0 old, 1 new, bucket, key hash, compared values); only differing buckets with a plan."""
     hashes = _hashes(spec)
-    columns = {_BUCKET: hashes[_BUCKET], _KH: hashes[_KH], **_compared_values(spec)}
+    columns = {_BUCKET: hashes[_BUCKET], _KH: hashes[_KH], **_compared_values(spec, hashes[_H])}
     sides = []
     for i, df in enumerate((spec.old, spec.new)):
         hashed = df.select(F.lit(i).alias(_SIDE), *(c.alias(n) for n, c in columns.items()))
@@ -275,14 +275,13 @@ def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
     return sides[0].unionByName(sides[1])
 
 
-def _fingerprint(*cols: str, side: int | None = None) -> Column:
-    """dataset_fingerprint of ``cols``, of one side's rows only when ``side`` is given.
+def _fingerprint(*cols: str, side: int) -> Column:
+    """dataset_fingerprint of ``cols`` over one side's rows.
 
     The fingerprint is order-independent and duplicate-sensitive: equal exactly for equal multisets of rows.
     """
     args = ", ".join(_quote(c) for c in cols)
-    where = "" if side is None else f" FILTER (WHERE {_quote(_SIDE)} = {side})"
-    return F.expr(f"dataset_fingerprint({args}){where}")
+    return F.expr(f"dataset_fingerprint({args}) FILTER (WHERE {_quote(_SIDE)} = {side})")
 
 
 def _lanes(row_hash: Column) -> list[Column]:
@@ -340,7 +339,7 @@ def _bucket_pass(spec: _Spec) -> _BucketPass:
 
 def _counts(spec: _Spec, plan: _BucketPass) -> dict[str, int]:
     """Exact output rows per change type: the keys of the differing buckets are compared one by one."""
-    per_key = _compare_groups(_hashed_sides(spec, plan).where(F.col(_BUCKET) >= 0), _KH)
+    per_key = _compare_groups(_hashed_sides(spec, plan), _KH)
     n_old, n_new, same = F.col("n_old"), F.col("n_new"), F.col("same")
     single = (n_old <= 1) & (n_new <= 1)
     zero = F.lit(0)
@@ -386,8 +385,8 @@ def _values(spec: _Spec) -> Column:
 
 
 def _side_rows(df: DataFrame, spec: _Spec, prefix: str, plan: _BucketPass | None) -> DataFrame:
-    """One side's rows to compare (and its NULL-key rows), with their key's row count, row number and
-    fingerprint."""
+    """One side's rows to compare (and its NULL-key rows), with their key's row count, row number and the sums
+    of :func:`_lanes` over the key's rows."""
     hashed = df.select(
         *(_col(k).alias(f"{prefix}k{i}") for i, k in enumerate(spec.key)),
         _values(spec).alias(prefix + _V),
@@ -498,8 +497,8 @@ def diff_plan(
 ) -> DiffPlan:
     """Run the hash passes of :func:`diff` and count the changes, without joining any values.
 
-    The first Spark query is the one :func:`diff` runs: it fingerprints each side's (key hash, row hash) pairs
-    per bucket and finds the buckets that differ. A second query compares the keys of those buckets one by
+    The first Spark query is the one :func:`diff` runs: it fingerprints each side's rows (key hash and
+    compared values) per bucket and finds the buckets that differ. A second query compares the keys of those buckets one by
     one, which gives the exact number of inserts, updates, deletes, unchanged rows, duplicate-key rows and
     NULL-key rows. Only hashes are shuffled, never the rows.
 
