@@ -1,6 +1,7 @@
 """`make bench`: hashexpr against the usual alternatives, side by side in one local Spark.
 
-Every candidate runs on the same cached DataFrame, once as a warm-up and then ``--runs`` times; the report gives
+Every candidate runs on the same cached DataFrame, once as a warm-up and then ``--runs`` times (the row-hash and
+fingerprint candidates in rounds, each once per round, so that they share the machine's slow spells); the report gives
 the median wall time, rows per second, the ratio to hashexpr's own candidate and the JVM's GC time and bytes
 allocated during the run (local mode: driver and executor share one JVM, so the JVM-wide counters are the
 executor's). Sections: ``hash`` (10 mixed columns), ``wide`` (50/100/200 columns), ``nested`` (arrays, maps,
@@ -119,6 +120,36 @@ class Bench:
     def allocated(self) -> float:
         return float(self._threads.getTotalThreadAllocatedBytes()) if self._alloc_ok else float("nan")
 
+    def _timed(self, res: Result, action: Callable[[], object]) -> None:
+        gc0, a0, t0 = self.gc_seconds(), self.allocated(), time.perf_counter()
+        action()
+        t1 = time.perf_counter()
+        res.times.append(t1 - t0)
+        res.gc.append(self.gc_seconds() - gc0)
+        res.alloc.append(self.allocated() - a0)
+
+    def _logged(self, res: Result) -> Result:
+        self.log(
+            f"  {res.name:<44} median {res.median:8.3f} s  {res.rows_per_s:14,.0f} rows/s  "
+            f"GC {res.gc_median:6.3f} s  {res.alloc_per_row:9,.0f} B/row  runs {fmt_times(res.times)}"
+        )
+        return res
+
+    def measure_rounds(self, candidates: list[tuple[str, int, Callable[[], object]]]) -> list[Result]:
+        """Warm every candidate up, then run them in rounds, each once per round (``runs`` rounds).
+
+        Candidates whose ratios are compared run interleaved, so a slow spell of the machine (another
+        process, a GC, the CPU clock) falls on all of them instead of on the one that happened to run then.
+        """
+        results = [Result(name, rows) for name, rows, _ in candidates]
+        for res, (_, _, action) in zip(results, candidates):
+            for _ in range(self.warmup):
+                res.found = action()
+        for _ in range(self.runs):
+            for res, (_, _, action) in zip(results, candidates):
+                self._timed(res, action)
+        return [self._logged(res) for res in results]
+
     def measure(
         self,
         name: str,
@@ -136,17 +167,8 @@ class Bench:
         for _ in range(self.warmup if runs is None else 0):
             res.found = (warmup_action or action)()
         for _ in range(self.runs if runs is None else runs):
-            gc0, a0, t0 = self.gc_seconds(), self.allocated(), time.perf_counter()
-            action()
-            t1 = time.perf_counter()
-            res.times.append(t1 - t0)
-            res.gc.append(self.gc_seconds() - gc0)
-            res.alloc.append(self.allocated() - a0)
-        self.log(
-            f"  {name:<44} median {res.median:8.3f} s  {res.rows_per_s:14,.0f} rows/s  "
-            f"GC {res.gc_median:6.3f} s  {res.alloc_per_row:9,.0f} B/row  runs {fmt_times(res.times)}"
-        )
-        return res
+            self._timed(res, action)
+        return self._logged(res)
 
 
 def fmt_times(ts: list[float]) -> str:
@@ -196,11 +218,17 @@ def section_hash(b: Bench, df, rows: int, udf_rows: int, codegen_out: Path | Non
     import hashexpr as hx
 
     cols = df.columns
-    out = [b.measure("scan only (all columns to noop)", rows, lambda: noop(df.select(*cols)))]
-    hx_res = b.measure("hx.record_hash(*)", rows, lambda: noop(df.select(hx.record_hash(*cols).alias("h"))))
-    out.append(hx_res)
-    for name, expr in row_hash_candidates(cols).items():
-        out.append(b.measure(name, rows, lambda e=expr: noop(df.selectExpr(f"{e} as h"))))
+    out = b.measure_rounds(
+        [
+            ("scan only (all columns to noop)", rows, lambda: noop(df.select(*cols))),
+            ("hx.record_hash(*)", rows, lambda: noop(df.select(hx.record_hash(*cols).alias("h")))),
+        ]
+        + [
+            (name, rows, lambda e=expr: noop(df.selectExpr(f"{e} as h")))
+            for name, expr in row_hash_candidates(cols).items()
+        ]
+    )
+    hx_res = out[1]
 
     # The Python UDF on a sample (it is two orders of magnitude slower); compared by rows per second.
     def py_md5(*vals):
@@ -312,15 +340,21 @@ def section_fingerprint(b: Bench, df, rows: int) -> dict:
     import hashexpr as hx
 
     cols = df.columns
-    rh = b.measure(
-        "hx.record_hash pass alone (to noop)", rows, lambda: noop(df.select(hx.record_hash(*cols).alias("h")))
-    )
-    fp = b.measure("hx.dataset_fingerprint(df)", rows, lambda: hx.dataset_fingerprint(df))
     qc = ", ".join(q(c) for c in cols)
-    xx = b.measure(
-        "sum(cast(xxhash64(*) as decimal(38,0)))",
-        rows,
-        lambda: df.agg(F.expr(f"sum(cast(xxhash64({qc}) as decimal(38, 0)))")).first()[0],
+    rh, fp, xx = b.measure_rounds(
+        [
+            (
+                "hx.record_hash pass alone (to noop)",
+                rows,
+                lambda: noop(df.select(hx.record_hash(*cols).alias("h"))),
+            ),
+            ("hx.dataset_fingerprint(df)", rows, lambda: hx.dataset_fingerprint(df)),
+            (
+                "sum(cast(xxhash64(*) as decimal(38,0)))",
+                rows,
+                lambda: df.agg(F.expr(f"sum(cast(xxhash64({qc}) as decimal(38, 0)))")).collect()[0][0],
+            ),
+        ]
     )
     return {"results": [rh, fp, xx], "hx": rh, "fp": fp}
 
@@ -531,7 +565,8 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
     lines += machine(spark)
     lines += [
         (
-            f"- timing: median of {args.runs} runs after {args.warmup} warm-up; every row-hash candidate is "
+            f"- timing: median of {args.runs} runs after {args.warmup} warm-up (row-hash and fingerprint "
+            "candidates interleaved: one run of each per round); every row-hash candidate is "
             "`df.select(<hash>).write.format('noop')` over the same cached DataFrame; GC s = JVM GC time "
             "(all collectors) during a run, alloc B/row = bytes allocated by all JVM threads during a run "
             "per input row (median)"

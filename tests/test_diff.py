@@ -318,6 +318,8 @@ def test_invalid_arguments(spark):
         diff(df, df, [])
     with pytest.raises(ValueError, match="buckets"):
         diff(df, df, "s", buckets=0)
+    with pytest.raises(ValueError, match=r"buckets must be an int from 1 to 1,048,576 \(2\^20\), got 1048577"):
+        diff(df, df, "s", buckets=2**20 + 1)
 
 
 def test_no_compared_columns(spark):

@@ -2,9 +2,9 @@
 
 Rows are matched by the hash of their key (:func:`record_key`) and compared by the hash of their other columns
 (:func:`record_hash`), so NULLs, map entry order, ``-0.0`` and NaN follow the hash semantics of
-``docs/FORMAT.md``. A first Spark job compares the two sides key by key on hashes only and finds the buckets
-(a hash of the key) that hold changes; the rows of those buckets alone are joined with their values. See
-``docs/DIFF.md``.
+``docs/FORMAT.md``. A first Spark job compares the two sides bucket by bucket (a hash of the key) on hashes
+only and finds the buckets that hold changes; the rows of those buckets alone are joined with their values.
+See ``docs/DIFF.md``.
 """
 
 from __future__ import annotations
@@ -42,10 +42,12 @@ if TYPE_CHECKING:
 #: Every value of the ``change`` column, in the order :func:`summarize` reports them.
 CHANGE_TYPES = ("insert", "update", "delete", "unchanged", "duplicate_key", "null_key")
 
-#: Buckets used when ``buckets`` is not given. Each task of the bucket pass aggregates its rows into at most
-#: this many groups before the shuffle, so fewer buckets shuffle less; more buckets put fewer rows next to a
-#: change into the join.
+#: Buckets used when ``buckets`` is not given. Each task of the bucket pass keeps 32 bytes per bucket; more
+#: buckets put fewer rows next to a change into the join.
 DEFAULT_BUCKETS = 1 << 16
+
+#: The most buckets ``diff`` takes (32 MiB of counts per task).
+MAX_BUCKETS = 1 << 20
 
 # Up to this many differing buckets are filtered with an IN list (a hash set in the plan); more go through a
 # broadcast semi-join, which keeps the query plan small.
@@ -56,8 +58,8 @@ _OUTPUT_COLUMNS = ("change", "side", "changed_columns", "old", "new")
 
 # Internal column names; the prefix keeps them apart from any user column.
 _P = "__hx_diff_"
-_SIDE, _KH, _H, _BUCKET, _N, _RN, _V, _FP, _PART = (
-    f"{_P}{n}" for n in ("side", "kh", "h", "bucket", "n", "rn", "v", "fp", "part")
+_SIDE, _KH, _H, _DIGEST, _BUCKET, _N, _RN, _V, _FP, _PART = (
+    f"{_P}{n}" for n in ("side", "kh", "h", "digest", "bucket", "n", "rn", "v", "fp", "part")
 )
 
 KeySpec = str | Sequence[str]
@@ -218,8 +220,8 @@ def _spec(
         raise ValueError("diff needs at least one key column")
     if buckets is None:
         buckets = DEFAULT_BUCKETS
-    if isinstance(buckets, bool) or not isinstance(buckets, int) or not 1 <= buckets <= 2**31 - 1:
-        raise ValueError(f"buckets must be a positive int below 2^31, got {buckets!r}")
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or not 1 <= buckets <= MAX_BUCKETS:
+        raise ValueError(f"buckets must be an int from 1 to {MAX_BUCKETS:,} (2^20), got {buckets!r}")
     clash = [k for k in keys if k in _OUTPUT_COLUMNS or k.startswith(_P)]
     if clash:
         raise ValueError(
@@ -255,22 +257,22 @@ def _hashes(spec: _Spec) -> dict[str, Column]:
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
 
 
-def _compared_values(spec: _Spec, row_hash: Column) -> dict[str, Column]:
-    """What the hash passes fingerprint besides the key hash: the compared columns themselves when both sides
-    type them alike (the fingerprint then hashes each row once), else their row hash."""
-    old, new = _types(spec.old), _types(spec.new)
-    if all(_type_name(old[c], widen=False) == _type_name(new[c], widen=False) for c in spec.columns):
-        return {f"{_P}c{i}": _col(c) for i, c in enumerate(spec.columns)}
-    return {_H: row_hash}
-
-
 def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
-    """Both sides as (side: 0 old, 1 new, bucket, key hash, compared values); only differing buckets with a plan."""
+    """Both sides as (side: 0 old, 1 new, bucket, key hash, digest); only the differing buckets with a plan.
+
+    The digest is the record hash of the key hash and the compared values: equal values hash alike also when
+    a column's type differs between the sides within a widening group, and a changed key changes the digest.
+    """
     hashes = _hashes(spec)
-    columns = {_BUCKET: hashes[_BUCKET], _KH: hashes[_KH], **_compared_values(spec, hashes[_H])}
+    digest = record_hash(hashes[_KH], *(_col(c) for c in spec.columns))
     sides = []
     for i, df in enumerate((spec.old, spec.new)):
-        hashed = df.select(F.lit(i).alias(_SIDE), *(c.alias(n) for n, c in columns.items()))
+        hashed = df.select(
+            F.lit(i).alias(_SIDE),
+            hashes[_BUCKET].alias(_BUCKET),
+            hashes[_KH].alias(_KH),
+            digest.alias(_DIGEST),
+        )
         sides.append(_bucket_filter(hashed, plan) if plan is not None else hashed)
     return sides[0].unionByName(sides[1])
 
@@ -313,27 +315,23 @@ def _compare_groups(hashed: DataFrame, group: str) -> DataFrame:
 
 
 def _bucket_pass(spec: _Spec) -> _BucketPass:
-    """Run the bucket pass: one query, one result row with the row counts and the differing buckets."""
-    per_bucket = _compare_groups(_hashed_sides(spec), _BUCKET)
-    keyed = F.col(_BUCKET) >= 0
-    differs = keyed & ~F.col("same")
-    both = F.col("n_old") + F.col("n_new")
-    row = per_bucket.agg(
-        F.coalesce(F.sum("n_old"), F.lit(0)).alias("old_rows"),
-        F.coalesce(F.sum("n_new"), F.lit(0)).alias("new_rows"),
-        F.coalesce(F.sum(F.when(differs, both)), F.lit(0)).alias("rows_to_compare"),
-        F.coalesce(F.sum(F.when(keyed & F.col("same"), F.col("n_old"))), F.lit(0)).alias("unchanged"),
-        F.coalesce(F.sum(F.when(~keyed, F.col("n_old"))), F.lit(0)).alias("null_old"),
-        F.coalesce(F.sum(F.when(~keyed, F.col("n_new"))), F.lit(0)).alias("null_new"),
-        F.collect_list(F.when(differs, F.col(_BUCKET))).alias("differing"),
-    ).first()
+    """Run the bucket pass: one aggregate (``diff_buckets``) over both sides, without grouping.
+
+    Each task counts its rows and sums their digests into an array indexed by bucket, so the only shuffle is
+    one buffer per task; no bucket is grouped, and no row is shuffled.
+    """
+    found = F.call_function(
+        "diff_buckets", F.col(_SIDE), F.col(_BUCKET), F.lit(spec.buckets), F.col(_DIGEST)
+    ).alias("found")
+    # collect, not first: a LIMIT on top of the aggregate would cost another job.
+    row = _hashed_sides(spec).select(found).collect()[0]["found"]
     return _BucketPass(
-        differing_buckets=tuple(sorted(row["differing"])),
+        differing_buckets=tuple(row["differing_buckets"]),
         old_rows=int(row["old_rows"]),
         new_rows=int(row["new_rows"]),
         rows_to_compare=int(row["rows_to_compare"]),
-        null_key_rows=(int(row["null_old"]), int(row["null_new"])),
-        unchanged_rows=int(row["unchanged"]),
+        null_key_rows=(int(row["unmatched_old"]), int(row["unmatched_new"])),
+        unchanged_rows=int(row["unchanged_rows"]),
     )
 
 
@@ -497,10 +495,10 @@ def diff_plan(
 ) -> DiffPlan:
     """Run the hash passes of :func:`diff` and count the changes, without joining any values.
 
-    The first Spark query is the one :func:`diff` runs: it fingerprints each side's rows (key hash and
-    compared values) per bucket and finds the buckets that differ. A second query compares the keys of those buckets one by
-    one, which gives the exact number of inserts, updates, deletes, unchanged rows, duplicate-key rows and
-    NULL-key rows. Only hashes are shuffled, never the rows.
+    The first Spark query is the one :func:`diff` runs: it counts each side's rows per bucket, sums their
+    digests (hashes of key hash and compared values) and finds the buckets that differ. A second query
+    compares the keys of those buckets one by one, which gives the exact number of inserts, updates, deletes,
+    unchanged rows, duplicate-key rows and NULL-key rows. Only hashes are shuffled, never the rows.
 
     Parameters
     ----------
@@ -511,7 +509,7 @@ def diff_plan(
     columns : list of str, optional
         The columns to compare; see :func:`diff`.
     buckets : int, optional
-        The number of key-hash buckets (default :data:`DEFAULT_BUCKETS`).
+        The number of key-hash buckets (default :data:`DEFAULT_BUCKETS`, at most :data:`MAX_BUCKETS`).
 
     Returns
     -------
@@ -583,7 +581,8 @@ def diff(
         Add the struct columns ``old`` and ``new`` holding the compared columns' values on each side (NULL
         for a side the row does not come from).
     buckets : int, optional
-        The number of key-hash buckets of the pre-filter (default :data:`DEFAULT_BUCKETS`).
+        The number of key-hash buckets of the pre-filter (default :data:`DEFAULT_BUCKETS`, at most
+        :data:`MAX_BUCKETS`).
 
     Returns
     -------

@@ -26,7 +26,8 @@ object HashExprExtensions {
     describe[RecordHashByName](RecordHashByName.Name),
     describe[RecordKey](RecordKey.Name),
     describe[RecordKeyWith](RecordKeyWith.Name),
-    describe[DatasetFingerprint](DatasetFingerprint.Name))
+    describe[DatasetFingerprint](DatasetFingerprint.Name),
+    describe[DiffBuckets](DiffBuckets.Name))
 
   private def describe[T <: Expression : scala.reflect.ClassTag](name: String): Description = {
     val (info, builder) = FunctionRegistryBase.build[T](name, since = None)

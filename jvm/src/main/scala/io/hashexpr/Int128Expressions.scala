@@ -68,8 +68,11 @@ case class HashLane(child: Expression, lane: Int) extends UnaryExpression {
 object HashLane {
   private val bigEndian = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.BIG_ENDIAN
 
-  def read(hash: Array[Byte], lane: Int): Long = {
-    val v = Platform.getLong(hash, Platform.BYTE_ARRAY_OFFSET + 8L * lane)
+  def read(hash: Array[Byte], lane: Int): Long = read(hash, Platform.BYTE_ARRAY_OFFSET + 8L * lane)
+
+  /** The little-endian long at `offset` of `base` (as `Platform.getLong` addresses memory). */
+  def read(base: AnyRef, offset: Long): Long = {
+    val v = Platform.getLong(base, offset)
     if (bigEndian) java.lang.Long.reverseBytes(v) else v
   }
 }
