@@ -99,9 +99,10 @@ class Result:
 
 
 class Bench:
-    def __init__(self, spark, runs: int, warmup: int, log=print):
+    def __init__(self, spark, runs: int, warmup: int, log=print, rounds: int | None = None):
         self.spark = spark
         self.runs = runs
+        self.rounds = rounds or runs
         self.warmup = warmup
         self.log = log
         jvm = spark.sparkContext._jvm
@@ -136,7 +137,7 @@ class Bench:
         return res
 
     def measure_rounds(self, candidates: list[tuple[str, int, Callable[[], object]]]) -> list[Result]:
-        """Warm every candidate up, then run them in rounds, each once per round (``runs`` rounds).
+        """Warm every candidate up, then run them in rounds, each once per round (``rounds`` rounds).
 
         Candidates whose ratios are compared run interleaved, so a slow spell of the machine (another
         process, a GC, the CPU clock) falls on all of them instead of on the one that happened to run then.
@@ -145,7 +146,7 @@ class Bench:
         for res, (_, _, action) in zip(results, candidates):
             for _ in range(self.warmup):
                 res.found = action()
-        for _ in range(self.runs):
+        for _ in range(self.rounds):
             for res, (_, _, action) in zip(results, candidates):
                 self._timed(res, action)
         return [self._logged(res) for res in results]
@@ -565,8 +566,9 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
     lines += machine(spark)
     lines += [
         (
-            f"- timing: median of {args.runs} runs after {args.warmup} warm-up (row-hash and fingerprint "
-            "candidates interleaved: one run of each per round); every row-hash candidate is "
+            f"- timing: median of {args.runs} runs after {args.warmup} warm-up; the row-hash and fingerprint "
+            f"candidates: median of {args.rounds} rounds after the warm-up, each round one run of each candidate; "
+            "every row-hash candidate is "
             "`df.select(<hash>).write.format('noop')` over the same cached DataFrame; GC s = JVM GC time "
             "(all collectors) during a run, alloc B/row = bytes allocated by all JVM threads during a run "
             "per input row (median)"
@@ -721,6 +723,12 @@ def parse_args(argv=None):
     p.add_argument("--diff-fractions", default="0.00001,0.01,0.1", help="changed fractions, comma-separated")
     p.add_argument("--udf-rows", type=int, default=100_000, help="sample rows for the Python UDF")
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=7,
+        help="rounds of the interleaved row-hash and fingerprint candidates (one timed run of each per round)",
+    )
     p.add_argument("--warmup", type=int, default=1, help="untimed warm-up runs per candidate")
     p.add_argument(
         "--only",
@@ -765,7 +773,7 @@ def main(argv=None) -> int:
 
     spark = build_spark(args)
     log(f"Spark {spark.version} up, sections: {', '.join(args.only)}")
-    b = Bench(spark, args.runs, args.warmup, log)
+    b = Bench(spark, args.runs, args.warmup, log, rounds=args.rounds)
     mixed_cols = ", ".join(_MIXED)
     sections, sizes = {}, {}
 
