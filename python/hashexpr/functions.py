@@ -83,6 +83,8 @@ def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
 
 
 _NULL_KEYS = ("hash", "null", "error")
+# What record_key_with trims from each option: U+0000 to U+0020, as Java's String.trim.
+_OPTION_BLANKS = "".join(map(chr, range(0x21)))
 _CASES = ("upper", "lower")
 
 
@@ -93,6 +95,10 @@ def _key_options(salt: str | None, trim: bool, case: str | None, empty_as_null: 
         raise ValueError(f"null_key must be 'hash', 'null' or 'error', got {null_key!r}")
     if salt is not None and ";" in salt:
         raise ValueError(f"salt must not contain ';', got {salt!r}")
+    if salt is not None and salt != salt.strip(_OPTION_BLANKS):
+        raise ValueError(
+            f"salt must not begin or end with a space or control character (options are trimmed), got {salt!r}"
+        )
     items = [f"salt={salt}"] if salt else []
     items += ["trim"] if trim else []
     items += [f"case={case}"] if case else []

@@ -36,7 +36,7 @@ import org.apache.spark.unsafe.types.UTF8String
 case class DatasetFingerprint(children: Seq[Expression], names: Seq[String]) extends DeclarativeAggregate {
 
   // Names are taken when the function is resolved: the optimizer may later replace a column by its value.
-  def this(children: Seq[Expression]) = this(children, children.map(HashesRecord.argumentName))
+  def this(children: Seq[Expression]) = this(children, children.map(ArgumentNames.of(_)))
 
   override def prettyName: String = DatasetFingerprint.Name
   override def nullable: Boolean = false
@@ -89,8 +89,16 @@ object DatasetFingerprint {
     encoder.finishRecord()
   }
 
-  /** A type's name without nullability: `int`, `decimal(10,2)`, `array<string>`, `struct<`a`:int>`. */
+  /**
+   * A type's name without nullability: `int`, `decimal(10,2)`, `array<string>`, `struct<`a`:int>`. Strings are
+   * named after how their values hash: `string` for every string whose values hash as STRING (CHAR and VARCHAR,
+   * an explicit `COLLATE UTF8_BINARY`, whatever `spark.sql.preserveCharVarcharTypeInfo` says), otherwise
+   * `string collate <name>`.
+   */
   def typeString(dt: DataType): String = dt match {
+    case st: StringType if SparkShims.hasBinaryEquality(st) => "string"
+    case st: StringType =>
+      s"string collate ${new String(SparkShims.collationNameBytes(st), StandardCharsets.US_ASCII)}"
     case ArrayType(et, _) => s"array<${typeString(et)}>"
     case MapType(kt, vt, _) => s"map<${typeString(kt)},${typeString(vt)}>"
     case StructType(fields) =>

@@ -13,8 +13,10 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
  * `spark.sql.extensions=io.hashexpr.HashExprExtensions`.
  */
 class HashExprExtensions extends SparkSessionExtensionsProvider {
-  override def apply(extensions: SparkSessionExtensions): Unit =
+  override def apply(extensions: SparkSessionExtensions): Unit = {
     HashExprExtensions.functions.foreach(extensions.injectFunction)
+    extensions.injectPostHocResolutionRule(_ => ArgumentNamesRule)
+  }
 }
 
 object HashExprExtensions {

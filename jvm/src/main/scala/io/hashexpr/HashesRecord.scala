@@ -1,7 +1,7 @@
 package io.hashexpr
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral, JavaCode}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.types.{BinaryType, DataType}
@@ -56,8 +56,18 @@ trait HashesRecord extends Expression {
     layout.map { case (c, name) => (c, name, InterpretedEncoder.writer(c.dataType)) }.toArray
 
   override def eval(input: InternalRow): Any = {
-    // One encoder per thread: expressions can be shared, the encoder's stream state cannot.
-    val encoder = HashesRecord.threadEncoder.get()
+    // An argument can itself hash a record (record_hash(a, record_key(b))), so each nesting level takes its own
+    // encoder from the thread's stack; expressions can be shared between threads, an encoder's state cannot.
+    val encoders = HashesRecord.threadEncoders.get()
+    val encoder = encoders.acquire()
+    try {
+      encode(encoder, input)
+    } finally {
+      encoders.release()
+    }
+  }
+
+  private def encode(encoder: CanonicalEncoder, input: InternalRow): Any = {
     kind match {
       case RecordKind.Positional => encoder.beginRecord(interpreted.length)
       case RecordKind.ByName => encoder.beginRecordByName()
@@ -129,11 +139,20 @@ trait HashesRecord extends Expression {
 }
 
 object HashesRecord {
-  private val threadEncoder = ThreadLocal.withInitial[CanonicalEncoder](() => new CanonicalEncoder)
+  private val threadEncoders = ThreadLocal.withInitial[EncoderStack](() => new EncoderStack)
 
-  /** The name an argument goes by: a column's name, or the SQL text of any other expression. */
-  def argumentName(e: Expression): String = e match {
-    case a: Attribute => a.name
-    case other => other.sql
+  /** The encoders of one thread, one per level of records nested in the arguments of records. */
+  private final class EncoderStack {
+    private var encoders = new Array[CanonicalEncoder](2)
+    private var depth = 0
+
+    def acquire(): CanonicalEncoder = {
+      if (depth == encoders.length) encoders = java.util.Arrays.copyOf(encoders, depth * 2)
+      if (encoders(depth) == null) encoders(depth) = new CanonicalEncoder
+      depth += 1
+      encoders(depth - 1)
+    }
+
+    def release(): Unit = depth -= 1
   }
 }

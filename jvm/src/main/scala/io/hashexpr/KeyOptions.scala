@@ -22,26 +22,40 @@ object KeyOptions {
 
   val Usage = "salt=<text>; trim; case=upper|lower|keep; empty_as_null; null_key=hash|null|error"
 
-  /** Parses an options string; Left holds what is wrong with it. */
+  /**
+   * Parses an options string; Left says what is wrong with it. Items are separated by ';' and may be surrounded
+   * by spaces (U+0000 to U+0020, which `String.trim` removes); option names and the words `upper`, `lower`,
+   * `keep`, `hash`, `null` and `error` are case-insensitive.
+   * Strict, so that a key never silently depends on a typo: an unknown option, an option given twice, a flag given
+   * a value and a salt that begins or ends with whitespace (is `salt= crm` the salt `crm`?) are errors.
+   */
   def parse(text: String): Either[String, KeyOptions] = {
-    val items = text.split(";").iterator.map(_.trim).filter(_.nonEmpty)
-    items.foldLeft[Either[String, KeyOptions]](Right(Default)) { (acc, item) =>
-      acc.flatMap { o =>
-        val (key, value) = item.indexOf('=') match {
-          case -1 => (item.toLowerCase(java.util.Locale.ROOT), None)
-          case i => (item.take(i).trim.toLowerCase(java.util.Locale.ROOT), Some(item.drop(i + 1).trim))
+    // Items are not trimmed before the salt is taken: 'salt=crm ; trim' is refused, not read as 'crm'.
+    val items = text.split(";", -1).iterator.filter(_.trim.nonEmpty).toList
+    items.foldLeft[Either[String, (KeyOptions, Set[String])]](Right((Default, Set.empty))) {
+      case (Right((o, seen)), item) =>
+        val (name, value) = item.indexOf('=') match {
+          case -1 => (item.trim.toLowerCase(java.util.Locale.ROOT), None)
+          case i => (item.take(i).trim.toLowerCase(java.util.Locale.ROOT), Some(item.drop(i + 1)))
         }
-        (key, value) match {
+        def word = value.map(_.trim.toLowerCase(java.util.Locale.ROOT)).getOrElse("")
+        val parsed: Either[String, KeyOptions] = (name, value) match {
+          case _ if seen(name) => Left(s"option '$name' given twice; give each option once")
+          case ("salt", Some(v)) if v != v.trim =>
+            Left(s"option 'salt=$v' whose salt begins or ends with a space or control character; a salt is " +
+              "taken as written, so remove it")
           case ("salt", Some(v)) => Right(o.copy(salt = v))
           case ("trim", None) => Right(o.copy(trim = true))
           case ("empty_as_null", None) => Right(o.copy(emptyAsNull = true))
-          case ("case", Some(v)) if cases.contains(v.toLowerCase(java.util.Locale.ROOT)) =>
-            Right(o.copy(caseMode = cases(v.toLowerCase(java.util.Locale.ROOT))))
-          case ("null_key", Some(v)) if NullKey.all.exists(_.name == v.toLowerCase(java.util.Locale.ROOT)) =>
-            Right(o.copy(nullKey = NullKey.all.find(_.name == v.toLowerCase(java.util.Locale.ROOT)).get))
-          case _ => Left(s"unknown or malformed option '$item'")
+          case ("trim" | "empty_as_null", Some(_)) => Left(s"option '${item.trim}': '$name' takes no value")
+          case ("case", Some(_)) if cases.contains(word) => Right(o.copy(caseMode = cases(word)))
+          case ("null_key", Some(_)) if NullKey.all.exists(_.name == word) =>
+            Right(o.copy(nullKey = NullKey.all.find(_.name == word).get))
+          case ("salt" | "case" | "null_key", _) => Left(s"option '${item.trim}' with a missing or unknown value")
+          case _ => Left(s"unknown option '${item.trim}'")
         }
-      }
-    }
+        parsed.map(p => (p, seen + name))
+      case (failed, _) => failed
+    }.map(_._1)
   }
 }

@@ -31,7 +31,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescript
 case class RecordHashByName(children: Seq[Expression], names: Seq[String]) extends HashesRecord {
 
   // Names are taken when the function is resolved: the optimizer may later replace a column by its value.
-  def this(children: Seq[Expression]) = this(children, children.map(HashesRecord.argumentName))
+  def this(children: Seq[Expression]) = this(children, children.map(ArgumentNames.of(_)))
 
   override def prettyName: String = RecordHashByName.Name
 

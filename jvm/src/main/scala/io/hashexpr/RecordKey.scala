@@ -82,8 +82,15 @@ case class RecordKeyWith(children: Seq[Expression]) extends HashesKey {
   override def prettyName: String = RecordKeyWith.Name
   override protected def keys: Seq[Expression] = children.drop(1)
 
-  @transient override protected lazy val options: KeyOptions =
-    KeyOptions.parse(children.head.eval().asInstanceOf[UTF8String].toString).toOption.get
+  @transient override protected lazy val options: KeyOptions = parsedOptions.get
+
+  @transient private lazy val parsedOptions: Option[KeyOptions] = children.headOption
+    .filter(o => o.foldable && o.dataType.isInstanceOf[StringType])
+    .flatMap(o => Option(o.eval()))
+    .flatMap(v => KeyOptions.parse(v.asInstanceOf[UTF8String].toString).toOption)
+
+  // null_key=error raises: folding it would fail the query while it is planned, even when it reads no rows.
+  override def foldable: Boolean = super.foldable && !parsedOptions.exists(_.nullKey == NullKey.Error)
 
   override def checkInputDataTypes(): TypeCheckResult = {
     def mismatch(msg: String) = DataTypeMismatch("TYPE_CHECK_FAILURE_WITH_HINT", Map(
