@@ -23,14 +23,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import mmh3
 import pytest
 from cluster_job import mixed_dataset
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, IntegerType, StringType
 from servers import ConnectServer, connect_servers
 
 import hashexpr as hx
+from hashexpr import reference
 
 ROWS = 300
 VIEW = "mixed"
@@ -44,6 +47,19 @@ VARIANTS: dict[str, Callable[[DataFrame], Column]] = {
     "star": lambda df: hx.record_hash("*"),
 }
 SQL = f"SELECT id, record_hash(*) AS h FROM {VIEW}"
+
+#: Client-side rows: over Connect they travel as a local relation, evaluated by the interpreted path.
+LOCAL_ROWS = [(1, "a"), (2, None), (3, "Ab "), (4, "")]
+LOCAL_SCHEMA = "id INT, v STRING"
+
+#: hashexpr calls nested in each other and by-name hashes of expressions and of names typed in another case.
+NESTED: dict[str, Callable[[], Column]] = {
+    "key_of_hash": lambda: hx.record_key("id", hx.record_hash("v")),
+    "hash_of_key": lambda: hx.record_hash("id", hx.record_key(hx.record_hash("v"), "v", salt="s", case="upper")),
+    "array": lambda: hx.record_hash(F.array(hx.record_hash("id"), hx.record_key("v"))),
+    "by_name_expression": lambda: hx.record_hash(F.upper("v"), "id", by_name=True),
+    "by_name_typed_case": lambda: hx.record_hash("V", "ID", by_name=True),
+}
 DESCRIBE = "DESCRIBE FUNCTION EXTENDED record_hash"
 
 
@@ -67,6 +83,12 @@ def _diff(df: DataFrame) -> list[tuple[Any, ...]]:
     return sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in rows)
 
 
+def _nested(spark: SparkSession) -> dict[str, dict[int, bytes]]:
+    """Each NESTED column over LOCAL_ROWS, created from this process's data."""
+    df = spark.createDataFrame(LOCAL_ROWS, LOCAL_SCHEMA)
+    return {name: _by_id(df.select("id", make().alias("h")).collect()) for name, make in NESTED.items()}
+
+
 def _describe(spark: SparkSession) -> list[str]:
     return [row.function_desc for row in spark.sql(DESCRIBE).collect()]
 
@@ -78,7 +100,7 @@ def classic(spark: SparkSession) -> dict[str, Any]:
     df = mixed_dataset(spark, ROWS)
     df.createOrReplaceTempView(VIEW)
     try:
-        return {"hashes": _hashes(df), "describe": _describe(spark), "diff": _diff(df)}
+        return {"hashes": _hashes(df), "describe": _describe(spark), "diff": _diff(df), "nested": _nested(spark)}
     finally:
         spark.catalog.dropTempView(VIEW)
 
@@ -148,6 +170,25 @@ def test_connect_hashes_equal_classic_hashes(remote: SparkSession, classic: dict
     assert got["star"] == got["sql"]
     assert got["names"] != got["star"]
     assert len(set(got["star"].values())) == ROWS
+
+
+def test_nested_calls_over_connect_local_data_equal_classic(remote: SparkSession, classic: dict[str, Any]) -> None:
+    """Nested calls and by-name names over client-side data (interpreted on the server) give classic's bytes."""
+    got = _nested(remote)
+    assert got == classic["nested"]
+    # The by-name hashes equal the reference's, under the names the user sees: `upper(v)`, and `id` typed `ID`.
+    for row_id, v in LOCAL_ROWS:
+        assert got["by_name_expression"][row_id] == reference.record_hash_by_name(
+            {"upper(v)": None if v is None else v.upper(), "id": row_id}, {"upper(v)": StringType(), "id": IntegerType()}
+        )
+        assert got["by_name_typed_case"][row_id] == reference.record_hash_by_name(
+            {"v": v, "id": row_id}, {"v": StringType(), "id": IntegerType()}
+        )
+        # record_key(id, record_hash(v)), built by hand from docs/FORMAT.md section 9.
+        key = b"\x82" + reference.encode_value("", StringType()) + (2).to_bytes(4, "little")
+        key += reference.encode_value(row_id, IntegerType())
+        key += reference.encode_value(reference.record_hash([v], [StringType()]), BinaryType())
+        assert got["key_of_hash"][row_id] == mmh3.mmh3_x64_128_digest(key, reference.SEED)
 
 
 def test_describe_function_over_connect(remote: SparkSession, classic: dict[str, Any]) -> None:
