@@ -276,7 +276,7 @@ def record_hash_by_name(
     """
     Returns the 16-byte hash of a by-name record, as ``record_hash_by_name(c1, ..., cn)`` computes it.
 
-    Each argument is identified by its name (in Spark, a column's name or the SQL text of any other
+    Each argument is identified by its name (in Spark, a column's name or the unqualified text of any other
     expression), so the order of the arguments does not matter, and a ``NULL`` argument hashes
     exactly like an argument that is not there.
 
@@ -448,7 +448,8 @@ def schema_hash(names: Sequence[str], types: Sequence[DataType]) -> bytes:
     Parameters
     ----------
     names : sequence of str
-        The column names (in Spark, a column's name or the SQL text of any other expression).
+        The column names (format section 6.1: in Spark, a column's name as its schema spells it, an alias, or the
+        unqualified text of any other expression).
     types : sequence of :class:`pyspark.sql.types.DataType`
         The column types, one per name.
 

@@ -13,7 +13,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescript
   """,
   arguments = """
     Arguments:
-      * col1, col2, ... - columns (or `*`); each is identified by its name (an expression by its SQL text). Names must be distinct.
+      * col1, col2, ... - columns (or `*`); each is identified by its name: a column's name as its schema spells it, an alias, or an expression's unqualified text, such as upper(s). Names must be distinct.
           A NULL field is left out of the record, so it hashes like a missing column; it still differs from every value, '' and 0 included.
   """,
   examples = """
