@@ -48,7 +48,9 @@ def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
 
     With ``by_name=True`` (SQL ``record_hash_by_name``) columns are identified by name instead of position:
     reordering columns does not change the hash, and adding a column that is NULL does not change it either,
-    which keeps row hashes stable while a schema grows. NULL still differs from every value.
+    which keeps row hashes stable while a schema grows. NULL still differs from every value. A column goes by
+    its name as the DataFrame's schema spells it (``"ID"`` names the column ``id``), any other expression by the
+    name Spark shows for it (``upper(s)``), an aliased one by its alias (``docs/FORMAT.md``, section 6.1).
 
     Parameters
     ----------

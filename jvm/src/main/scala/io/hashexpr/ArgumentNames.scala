@@ -1,7 +1,7 @@
 package io.hashexpr
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Expression, GetArrayStructFields,
-  GetStructField}
+  GetStructField, NamedLambdaVariable, PrettyAttribute}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.toPrettySQL
@@ -18,6 +18,7 @@ private[hashexpr] object ArgumentNames {
    */
   def of(e: Expression, columns: Map[ExprId, String] = Map.empty): String = e match {
     case a: Attribute => columns.getOrElse(a.exprId, a.name)
+    case v: NamedLambdaVariable => v.name
     case Alias(_, name) => name
     case f: GetStructField => f.childSchema(f.ordinal).name
     case f: GetArrayStructFields => f.field.name
@@ -28,6 +29,8 @@ private[hashexpr] object ArgumentNames {
   private def inSchemaCase(e: Expression, columns: Map[ExprId, String]): Expression = e.transformUp {
     case a: Attribute => columns.get(a.exprId).map(a.withName).getOrElse(a)
     case f: GetStructField => f.copy(name = Some(f.childSchema(f.ordinal).name))
+    // Spark prints a lambda variable as `namedlambdavariable()`; its name is what the user wrote.
+    case v: NamedLambdaVariable => PrettyAttribute(v.name, v.dataType)
   }
 }
 

@@ -34,7 +34,8 @@ class ArgumentNamesSuite extends SparkSuite {
         s"SELECT $f(S) FROM (SELECT * FROM qt) AS sub")
     }
     // The same values under a name that differs only in case is another name.
-    assert(value("SELECT record_hash_by_name(s) FROM qt") != value("SELECT record_hash_by_name(S) FROM (SELECT s AS S FROM qt)"))
+    assert(value("SELECT record_hash_by_name(s) FROM qt") !=
+      value("SELECT record_hash_by_name(S) FROM (SELECT s AS S FROM qt)"))
   }
 
   test("an expression goes by its unqualified text, the same over every table, alias and subquery") {
@@ -69,6 +70,17 @@ class ArgumentNamesSuite extends SparkSuite {
       "SELECT record_hash_by_name(*) FROM (SELECT a.b FROM qt)", "SELECT record_hash_by_name(b) FROM (SELECT 5 AS b)")
   }
 
+  test("names inside subqueries, CTEs and lambda functions follow the same rule") {
+    setUp()
+    same("SELECT record_hash_by_name(s) FROM qt", "SELECT (SELECT record_hash_by_name(S) FROM qt)",
+      "WITH c AS (SELECT * FROM qt) SELECT record_hash_by_name(S) FROM c")
+    // A lambda variable goes by the name it was given, as a column would.
+    same("SELECT transform(array(1), x -> record_hash_by_name(x))[0]",
+      "SELECT record_hash_by_name(x) FROM VALUES (1) AS t(x)")
+    same("SELECT transform(array(1), x -> record_hash_by_name(x + 1))[0]",
+      "SELECT record_hash_by_name(`(x + 1)`) FROM VALUES (2) AS t(`(x + 1)`)")
+  }
+
   test("two arguments naming one column in different case are duplicates") {
     setUp()
     val e = intercept[AnalysisException](spark.sql("SELECT record_hash_by_name(id, ID) FROM qt").collect())
@@ -93,7 +105,8 @@ class ArgumentNamesSuite extends SparkSuite {
       "SELECT dataset_fingerprint(s) FILTER (WHERE ID > 0) FROM qt",
       "SELECT dataset_fingerprint(s) OVER (PARTITION BY ID) FROM qt")
     assert(grouped == value("SELECT dataset_fingerprint(*) FROM (SELECT s FROM qt)"))
-    spark.sql("CREATE OR REPLACE VIEW hx_names_view AS SELECT record_hash_by_name(S, upper(S)) AS h FROM VALUES ('x') AS v(s)")
+    spark.sql("CREATE OR REPLACE VIEW hx_names_view AS " +
+      "SELECT record_hash_by_name(S, upper(S)) AS h FROM VALUES ('x') AS v(s)")
     try {
       assert(value("SELECT h FROM hx_names_view") ==
         value("SELECT record_hash_by_name(s, upper(s)) FROM VALUES ('x') AS v(s)"))
