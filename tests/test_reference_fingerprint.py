@@ -39,6 +39,7 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
+    VarcharType,
     YearMonthIntervalType,
 )
 from test_golden_vectors import decode, parse_type
@@ -125,7 +126,10 @@ def test_schema_hash_by_hand():
         (DecimalType(38, 18), "decimal(38,18)"),
         (StringType(), "string"),
         (StringType("UTF8_LCASE"), "string collate UTF8_LCASE"),
-        (CharType(3), "char(3)"),
+        (StringType("UTF8_BINARY"), "string"),
+        (CharType(3), "string"),
+        (VarcharType(10), "string"),
+        (ArrayType(CharType(2)), "array<string>"),
         (BinaryType(), "binary"),
         (DateType(), "date"),
         (TimestampType(), "timestamp"),

@@ -404,7 +404,9 @@ def spark_type_string(dtype: DataType) -> str:
     Returns the canonical string of a type, as the fingerprint's schema hashes it (format section 5).
 
     Nullability is left out; struct field names are written in backticks (a backtick doubled);
-    a user-defined type is written as its SQL type; every other type is Spark's ``simpleString``.
+    a user-defined type is written as its SQL type; a string type as its values hash: ``CHAR(n)``,
+    ``VARCHAR(n)`` and ``UTF8_BINARY`` strings as ``string``, other collations as
+    ``string collate <name>``; every other type is Spark's ``simpleString``.
 
     Parameters
     ----------
@@ -426,6 +428,8 @@ def spark_type_string(dtype: DataType) -> str:
     'struct<`a``b`:decimal(10,2),`c`:tinyint>'
     >>> spark_type_string(DayTimeIntervalType())
     'interval day to second'
+    >>> spark_type_string(CharType(3)), spark_type_string(StringType("UTF8_BINARY"))
+    ('string', 'string')
     """
     if not isinstance(dtype, DataType):
         raise TypeError(f"expected a pyspark.sql.types.DataType, got {type(dtype).__name__}")
@@ -438,6 +442,8 @@ def spark_type_string(dtype: DataType) -> str:
     if isinstance(dtype, StructType):
         fields = (f"`{f.name.replace('`', '``')}`:{spark_type_string(f.dataType)}" for f in dtype.fields)
         return f"struct<{','.join(fields)}>"
+    if isinstance(dtype, (CharType, VarcharType)):
+        return "string"
     return dtype.simpleString()
 
 
