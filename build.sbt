@@ -39,6 +39,13 @@ lazy val hashexpr = (project in file("jvm"))
       if (!catalyst.exists) sys.error(s"expected Spark $sparkVersion in $sparkJars, found no ${catalyst.getName}")
     },
     Compile / compile := (Compile / compile).dependsOn(checkSparkVersion).value,
+    // record_key_with's frozen case table lives in the Python package; the jar carries the same file.
+    Compile / resourceGenerators += Def.task {
+      val table = (LocalRootProject / baseDirectory).value / "python" / "hashexpr" / "unicode_case_14_0_0.txt"
+      val resource = (Compile / resourceManaged).value / "io" / "hashexpr" / table.getName
+      IO.copyFile(table, resource)
+      Seq(resource)
+    }.taskValue,
     Compile / packageBin / artifactPath := (LocalRootProject / baseDirectory).value / "target" / "hashexpr.jar",
     Compile / packageBin / packageOptions += Package.ManifestAttributes(
       "Implementation-Title" -> "hashexpr",

@@ -754,23 +754,30 @@ def _same_float(actual: float, expected: float, dtype: DataType) -> bool:
     return struct.pack("<d", actual) == struct.pack("<d", expected)
 
 
-def compare_with_file(document: dict[str, Any], path: Path) -> None:
-    frozen = json.loads(path.read_text(encoding="utf-8"))
+def compare_with_file(document: dict[str, Any] | str, path: Path) -> None:
+    written = path.read_text(encoding="utf-8")
+    # A JSON document is compared as JSON; a text document (the case table) byte for byte.
+    frozen = written if isinstance(document, str) else json.loads(written)
     if frozen != document:
-        raise SystemExit(f"{path} differs from the vectors this script builds")
+        raise SystemExit(f"{path} differs from what this script builds")
 
 
 def freeze(
-    argv: list[str] | None, description: str, default_output: Path, build: Callable[[], tuple[int, dict[str, Any]]]
+    argv: list[str] | None,
+    description: str,
+    default_output: Path,
+    build: Callable[[], tuple[int, dict[str, Any] | str]],
+    checked: str = "vectors agree with Spark and the reference",
 ) -> int:
     """The command line of every generator: build and check the vectors, then write them once, or ``--check``.
 
-    ``build`` returns the number of vectors and the JSON document, after checking them against Spark.
+    ``build`` returns the number of entries and the document (a JSON value, or the file's text), after
+    checking them; ``checked`` says what ``--check`` verified them against.
     """
     parser = argparse.ArgumentParser(description=description.splitlines()[0])
     parser.add_argument("--output", type=Path, default=default_output)
     parser.add_argument(
-        "--check", action="store_true", help="verify the existing file against Spark; write nothing"
+        "--check", action="store_true", help="rebuild and verify the existing file; write nothing"
     )
     options = parser.parse_args(argv)
     if not options.check and options.output.exists():
@@ -778,12 +785,12 @@ def freeze(
     count, document = build()
     if options.check:
         compare_with_file(document, options.output)
-        print(f"{options.output}: {count} vectors agree with Spark and the reference")
+        print(f"{options.output}: {count} {checked}")
         return 0
-    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    text = document if isinstance(document, str) else json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     with open(options.output, "x", encoding="utf-8") as out:
         out.write(text)
-    print(f"wrote {count} vectors to {options.output}")
+    print(f"wrote {count} entries to {options.output}")
     return 0
 
 

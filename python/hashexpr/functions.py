@@ -134,7 +134,9 @@ def record_key(
     trim : bool, optional
         Remove spaces from both ends of string key parts.
     case : {'upper', 'lower'}, optional
-        Fold the case of string key parts (locale-independent).
+        Map string key parts to upper or lower case: the Unicode 14.0.0 full case mapping of Python 3.11's
+        ``str.upper()`` / ``str.lower()``, independent of locale and of the Java version (``docs/FORMAT.md``,
+        section 9.1).
     empty_as_null : bool, optional
         Treat an empty string key part (after ``trim``) as NULL.
     null_key : {'hash', 'null', 'error'}, optional

@@ -54,9 +54,11 @@ value of the Spark type (out of range, naive timestamp, too many decimal digits,
 Examples
 --------
 Beyond positional records (format sections 1 to 4), the module computes by-name records
-(:func:`record_hash_by_name`, section 6) and dataset fingerprints (:func:`dataset_fingerprint`,
-section 5), also of Arrow tables and pandas DataFrames (:func:`fingerprint_arrow`,
-:func:`fingerprint_pandas`), which need :mod:`pyarrow` (and :mod:`pandas`) only when called.
+(:func:`record_hash_by_name`, section 6), business keys (:func:`record_key`, section 9, with the
+frozen Unicode 14.0.0 case mapping of :func:`case_map`) and dataset fingerprints
+(:func:`dataset_fingerprint`, section 5), also of Arrow tables and pandas DataFrames
+(:func:`fingerprint_arrow`, :func:`fingerprint_pandas`), which need :mod:`pyarrow` (and
+:mod:`pandas`) only when called.
 
 The examples use the ``pyspark.sql.types`` classes this module imports.
 
@@ -68,7 +70,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import hashlib
+import importlib.resources
 import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -111,7 +115,9 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT_VERSION",
     "SEED",
+    "case_map",
     "dataset_fingerprint",
+    "encode_key",
     "encode_record",
     "encode_record_by_name",
     "encode_value",
@@ -119,6 +125,7 @@ __all__ = [
     "fingerprint_pandas",
     "record_hash",
     "record_hash_by_name",
+    "record_key",
     "schema_hash",
     "spark_type_of_arrow",
     "spark_type_string",
@@ -172,6 +179,9 @@ _LCASE_NAME = b"UTF8_LCASE"
 # By-name records, docs/FORMAT.md section 6: the first byte and the end of the field list.
 _BY_NAME_RECORD = 0x81
 _BY_NAME_END = 0x00
+
+# Business keys, docs/FORMAT.md section 9: the first byte.
+_KEY_RECORD = 0x82
 
 # Dataset fingerprints, docs/FORMAT.md section 5: the 20 ASCII bytes that start the digested stream.
 _FINGERPRINT_LABEL = b"hashexpr-fingerprint"
@@ -397,6 +407,288 @@ def _name_bytes(name: str) -> bytes:
         return name.encode("utf-8")
     except UnicodeEncodeError:
         raise ValueError(f"argument name {name!r} has a lone surrogate, which UTF-8 cannot encode") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Business keys, docs/FORMAT.md section 9
+
+
+def record_key(
+    values: Sequence[Any],
+    types: Sequence[DataType],
+    *,
+    salt: str = "",
+    trim: bool = False,
+    case: str | None = None,
+    empty_as_null: bool = False,
+    null_key: str = "hash",
+) -> bytes | None:
+    """
+    Returns the 16-byte hash of a business key, as ``record_key_with(options, k1, ..., kn)`` computes it.
+
+    The options are those of ``hx.record_key``; with none of them this is ``record_key(k1, ..., kn)``.
+    Normalisation (``trim``, then ``case``, then ``empty_as_null``) applies to top-level ``STRING``,
+    ``CHAR`` and ``VARCHAR`` key parts only; ``case`` maps with the frozen Unicode 14.0.0 table, as
+    :func:`case_map` does, whatever the Python version.
+
+    Parameters
+    ----------
+    values : sequence
+        The key parts, in the Python conventions of this module; at least one.
+    types : sequence of :class:`pyspark.sql.types.DataType`
+        The Spark SQL type of each key part.
+    salt : str, optional
+        The salt (``salt=<text>``); it cannot contain ``;`` nor start or end with the whitespace and
+        control characters that ``record_key_with`` trims from its options.
+    trim : bool, optional
+        Remove U+0020 (space) from both ends of string key parts.
+    case : {'upper', 'lower'}, optional
+        Map string key parts to upper or lower case.
+    empty_as_null : bool, optional
+        An empty string key part (after ``trim`` and ``case``) counts as ``NULL``.
+    null_key : {'hash', 'null', 'error'}, optional
+        What a key whose parts are all ``NULL`` gives: its hash, ``None``, or :class:`ValueError`.
+
+    Returns
+    -------
+    bytes or None
+        The MurmurHash3 x64 128 digest (seed :data:`SEED`) of :func:`encode_key`, or ``None`` for an
+        all-``NULL`` key under ``null_key='null'``.
+
+    Raises
+    ------
+    ValueError
+        For an all-``NULL`` key under ``null_key='error'``, an option Spark does not accept, or a value
+        that does not fit its type.
+
+    Examples
+    --------
+    >>> types = [StringType(), IntegerType()]
+    >>> key = record_key([" stra\\u00dfe ", 42], types, salt="hub", trim=True, case="upper")
+    >>> key == record_key(["STRASSE", 42], types, salt="hub")
+    True
+    >>> key == record_key(["STRASSE", 42], types)
+    False
+    >>> record_key(["  "], [StringType()], trim=True, empty_as_null=True, null_key="null") is None
+    True
+    >>> record_key([None, None], [StringType(), IntegerType()], null_key="error")
+    Traceback (most recent call last):
+        ...
+    ValueError: record_key: every key part is NULL. Filter such rows out, or choose what they get with null_key=hash (a hash of the NULL key) or null_key=null (NULL)
+    """
+    if null_key not in _NULL_KEYS:
+        raise ValueError(f"null_key must be 'hash', 'null' or 'error', got {null_key!r}")
+    parts, types = _normalised_key(values, types, salt, trim, case, empty_as_null)
+    if null_key != "hash" and all(part is None for part in parts):
+        if null_key == "null":
+            return None
+        raise ValueError(
+            "record_key: every key part is NULL. Filter such rows out, or choose what they get with "
+            "null_key=hash (a hash of the NULL key) or null_key=null (NULL)"
+        )
+    return _murmur3(_encode_key(parts, types, salt))
+
+
+def encode_key(
+    values: Sequence[Any],
+    types: Sequence[DataType],
+    *,
+    salt: str = "",
+    trim: bool = False,
+    case: str | None = None,
+    empty_as_null: bool = False,
+) -> bytes:
+    """
+    Returns the byte stream that :func:`record_key` hashes (``KEY`` in the format spec).
+
+    Parameters
+    ----------
+    values : sequence
+        The key parts; at least one.
+    types : sequence of :class:`pyspark.sql.types.DataType`
+        The Spark SQL type of each key part.
+    salt, trim, case, empty_as_null
+        As in :func:`record_key`.
+
+    Returns
+    -------
+    bytes
+        ``0x82``, the salt as a STRING, the number of key parts as ``u32``, then every key part, after
+        normalisation, encoded as in :func:`encode_value`.
+
+    Examples
+    --------
+    >>> encode_key(["C-042", None], [StringType(), IntegerType()], salt="hub").hex(" ")
+    '82 05 03 00 00 00 68 75 62 02 00 00 00 05 05 00 00 00 43 2d 30 34 32 00'
+    >>> encode_key([b"a\\xff"], [StringType()], case="upper").hex(" ")
+    '82 05 00 00 00 00 01 00 00 00 05 02 00 00 00 41 ff'
+    """
+    return _encode_key(*_normalised_key(values, types, salt, trim, case, empty_as_null), salt)
+
+
+def case_map(text: str, case: str) -> str:
+    """
+    Returns ``text`` mapped to upper or lower case as ``record_key_with('case=upper|lower', ...)`` maps it.
+
+    The mapping is CPython 3.11's :meth:`str.upper` and :meth:`str.lower`, the Unicode 14.0.0 full case
+    mappings with CPython's Final_Sigma rule for U+03A3 (``docs/FORMAT.md``, section 9.1), read from the
+    frozen table ``unicode_case_14_0_0.txt`` in this package, so the result does not depend on the
+    Python version. Lone surrogates (the bytes that are not UTF-8, decoded with ``surrogateescape``)
+    stay as they are and are neither Cased nor Case_Ignorable.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    case : {'upper', 'lower'}
+        The mapping.
+
+    Returns
+    -------
+    str
+        The mapped text.
+
+    Examples
+    --------
+    >>> case_map("Stra\\u00dfe", "upper")
+    'STRASSE'
+    >>> case_map("\\u039f\\u0394\\u039f\\u03a3 \\u03a3\\u0391", "lower") == "\\u03bf\\u03b4\\u03bf\\u03c2 \\u03c3\\u03b1"
+    True
+    >>> case_map("\\u2c5f", "upper") == "\\u2c2f"
+    True
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"case_map needs a str, got {type(text).__name__}")
+    table = _case_table()
+    if case == "upper":
+        return text.translate(table.upper)
+    if case != "lower":
+        raise ValueError(f"case must be 'upper' or 'lower', got {case!r}")
+    if _CAPITAL_SIGMA not in text:
+        return text.translate(table.lower)
+    pieces = text.split(_CAPITAL_SIGMA)
+    out = [pieces[0].translate(table.lower)]
+    position = len(pieces[0])
+    for piece in pieces[1:]:
+        out.append(_FINAL_SIGMA if _is_final_sigma(text, position, table) else _SMALL_SIGMA)
+        out.append(piece.translate(table.lower))
+        position += 1 + len(piece)
+    return "".join(out)
+
+
+_NULL_KEYS = ("hash", "null", "error")
+_CASES = ("upper", "lower")
+_KEY_STRING_TYPES = (StringType, CharType, VarcharType)
+_CASE_TABLE = "unicode_case_14_0_0.txt"
+_CASE_UNICODE_VERSION = "14.0.0"
+_CAPITAL_SIGMA, _SMALL_SIGMA, _FINAL_SIGMA = "\u03a3", "\u03c3", "\u03c2"
+
+
+def _normalised_key(
+    values: Sequence[Any],
+    types: Sequence[DataType],
+    salt: str,
+    trim: bool,
+    case: str | None,
+    empty_as_null: bool,
+) -> tuple[list[Any], list[DataType]]:
+    """The key parts after normalisation, and their types, once the options are checked."""
+    _check_key_options(salt, trim, case, empty_as_null)
+    values = list(values)
+    types = list(types)
+    if not values:
+        raise ValueError("record_key needs at least one key part")
+    if len(values) != len(types):
+        raise ValueError(f"key has {len(values)} values but {len(types)} types")
+    for dtype in types:
+        _check_type(dtype)
+    normalises = trim or case is not None or empty_as_null
+    parts = [
+        _normalise_key_string(_utf8_bytes(value, dtype), trim, case, empty_as_null)
+        if normalises and value is not None and isinstance(dtype, _KEY_STRING_TYPES)
+        else value
+        for value, dtype in zip(values, types)
+    ]
+    return parts, types
+
+
+def _check_key_options(salt: str, trim: bool, case: str | None, empty_as_null: bool) -> None:
+    if not isinstance(salt, str):
+        raise TypeError(f"salt must be a str, got {type(salt).__name__}")
+    # record_key_with splits its options at ';' and trims every value as Java's String.trim() does.
+    if ";" in salt or salt != salt.strip("".join(map(chr, range(0x21)))):
+        raise ValueError(
+            f"salt must not contain ';' nor start or end with whitespace or control characters, got {salt!r}: "
+            "record_key_with could not take it as an option"
+        )
+    try:
+        salt.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"salt {salt!r} has a lone surrogate, which UTF-8 cannot encode") from None
+    for name, flag in (("trim", trim), ("empty_as_null", empty_as_null)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    if case is not None and case not in _CASES:
+        raise ValueError(f"case must be 'upper', 'lower' or None, got {case!r}")
+
+
+def _normalise_key_string(data: bytes, trim: bool, case: str | None, empty_as_null: bool) -> bytes | None:
+    if trim:
+        data = data.strip(b" ")
+    if case is not None:
+        # surrogateescape keeps every byte that is not UTF-8 as a lone surrogate, which the case table
+        # leaves as it is, so such bytes come back unchanged.
+        data = case_map(data.decode("utf-8", "surrogateescape"), case).encode("utf-8", "surrogateescape")
+    return None if empty_as_null and not data else data
+
+
+def _encode_key(parts: list[Any], types: list[DataType], salt: str) -> bytes:
+    salt_bytes = salt.encode("utf-8")
+    encoded = [bytes([_KEY_RECORD, _STRING]), _u32(len(salt_bytes)), salt_bytes, _u32(len(parts))]
+    encoded.extend(_encode(part, dtype) for part, dtype in zip(parts, types))
+    return b"".join(encoded)
+
+
+class _CaseTable:
+    """The frozen case table: mappings for :meth:`str.translate`, and the two Final_Sigma properties."""
+
+    def __init__(self, text: str) -> None:
+        self.upper: dict[int, str] = {}
+        self.lower: dict[int, str] = {}
+        self.cased: set[int] = set()
+        self.ignorable: set[int] = set()
+        lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+        if not lines or lines[0] != f"unicode {_CASE_UNICODE_VERSION}" or lines[-1] != f"end {len(lines) - 2}":
+            raise RuntimeError(f"{_CASE_TABLE} is damaged: reinstall hashexpr")
+        for line in lines[1:-1]:
+            kind, *fields = line.split()
+            numbers = [int(field, 16) for field in fields]
+            if kind in ("U", "L"):
+                target = self.upper if kind == "U" else self.lower
+                target[numbers[0]] = "".join(map(chr, numbers[1:]))
+            elif kind in ("C", "I"):
+                target_set = self.cased if kind == "C" else self.ignorable
+                target_set.update(range(numbers[0], numbers[1] + 1))
+            else:
+                raise RuntimeError(f"{_CASE_TABLE} is damaged at {line!r}: reinstall hashexpr")
+
+
+@functools.cache
+def _case_table() -> _CaseTable:
+    return _CaseTable(importlib.resources.files("hashexpr").joinpath(_CASE_TABLE).read_text(encoding="ascii"))
+
+
+def _is_final_sigma(text: str, index: int, table: _CaseTable) -> bool:
+    """CPython's Final_Sigma: a Cased code point before, none after, skipping Case_Ignorable ones."""
+    before = index - 1
+    while before >= 0 and ord(text[before]) in table.ignorable:
+        before -= 1
+    if before < 0 or ord(text[before]) not in table.cased:
+        return False
+    after = index + 1
+    while after < len(text) and ord(text[after]) in table.ignorable:
+        after += 1
+    return after == len(text) or ord(text[after]) not in table.cased
 
 
 def spark_type_string(dtype: DataType) -> str:

@@ -61,7 +61,7 @@ object RecordKey {
   arguments = """
     Arguments:
       * options - a constant string of items separated by ';', all optional:
-          salt=<text> (default empty), trim (remove spaces at both ends), case=upper|lower|keep,
+          salt=<text> (default empty), trim (remove spaces at both ends), case=upper|lower|keep (the Unicode 14.0.0 full case mapping of Python 3.11's str.upper()/str.lower(), on every JVM; bytes that are not UTF-8 are kept),
           empty_as_null (an empty string counts as NULL), null_key=hash|null|error (an all-NULL key is hashed, gives NULL, or fails the query; default hash).
           Normalisation applies to top-level STRING key parts only, and only when asked for.
       * key1, key2, ... - the parts of the key.

@@ -67,6 +67,30 @@ class GoldenVectorsSuite extends SparkSuite {
     }
   }
 
+  test("key vectors (spec/key-vectors-v1.json), constant-folded and in every mode") {
+    val keys = vectorFile("key-vectors-v1.json")
+    assert(keys.size >= 100)
+    keys.foreach { v =>
+      val args = v.get("args").elements().asScala.map(_.get("sql").asText()).mkString(", ")
+      val options = v.get("key_options").asText()
+      val queries = s"SELECT hex(record_key_with('$options', $args))" +:
+        (if (options.isEmpty) Seq(s"SELECT hex(record_key($args))") else Nil)
+      val expected = Option(v.get("hex")).filterNot(_.isNull).map(_.asText())
+      def check(sql: String, where: String): Unit = Option(v.get("error")) match {
+        case Some(error) =>
+          val e = intercept[Exception](spark.sql(sql).collect())
+          assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null)
+            .exists(_.getMessage.contains(error.asText())), s"${v.get("name")} $where: $sql")
+        case None =>
+          assert(Option(one(sql).getString(0)).map(_.toLowerCase) == expected, s"${v.get("name")} $where: $sql")
+      }
+      queries.foreach { sql =>
+        check(sql, "folded")
+        SparkSuite.Modes.foreach(m => inMode(m)(check(sql, m.name)))
+      }
+    }
+  }
+
   test("fingerprint vectors (spec/fingerprint-vectors-v1.json) in every mode") {
     val fingerprints = vectorFile("fingerprint-vectors-v1.json")
     assert(fingerprints.size >= 10)
