@@ -47,6 +47,8 @@ JSON_ROWS = [
     {"id": 2, "name": None, "tags": [], "attrs": None},
     {"id": 3, "name": "", "tags": None, "attrs": {"k": 2, "j": "z"}},
 ]
+# A column named `a.b` beside a struct `a` with a field `b`: --by a.b names the column.
+DOTTED_ROWS = [{"id": i, "a.b": v, "a": {"b": "same"}} for i, v in enumerate(["y", "x", "y"])]
 
 # The one line the JVM itself prints when Spark enables the Vector API; no setting turns it off.
 _JVM_NOTICE = "WARNING: Using incubator modules"
@@ -136,6 +138,7 @@ def inputs(spark, tmp_path_factory) -> dict[str, Path]:
     df.write.orc(str(folder / "rows_orc"))
     (folder / "rows.csv").write_text(CSV, encoding="utf-8")
     (folder / "nested.json").write_text("\n".join(json.dumps(r) for r in JSON_ROWS) + "\n", encoding="utf-8")
+    (folder / "dotted.json").write_text("\n".join(json.dumps(r) for r in DOTTED_ROWS) + "\n", encoding="utf-8")
     (folder / "corrupt.parquet").write_text("not a Parquet file\n", encoding="utf-8")
     # A later snapshot of rows.parquet: id 1 updated, id 2 deleted, id 5 inserted, one of id 4's two rows changed.
     changed = [(1, "b", *ROWS[0][2:]), *ROWS[2:4], (4, "é", 3.0, *ROWS[4][3:]), (5, "new", None, None, None)]
@@ -148,6 +151,7 @@ def inputs(spark, tmp_path_factory) -> dict[str, Path]:
         "orc": folder / "rows_orc",
         "csv": folder / "rows.csv",
         "json": folder / "nested.json",
+        "dotted": folder / "dotted.json",
         "corrupt": folder / "corrupt.parquet",
         "parquet v2": folder / "rows_v2.parquet",
         "hub": folder / "hub.parquet",
@@ -179,6 +183,7 @@ def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
             "corrupt": ["hash", inputs["corrupt"], "--out", outputs / "y.parquet"],
             "fingerprint": ["fingerprint", inputs["parquet"]],
             "fingerprint by": ["fingerprint", inputs["csv"], "--by", "name"],
+            "fingerprint by dotted": ["fingerprint", inputs["dotted"], "--by", "a.b"],
             "diff": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id"],
             "collisions": ["collisions", inputs["hub"], "--key", "k", "--hash-col", "hk"],
         },
@@ -250,6 +255,15 @@ def test_fingerprint_by_prints_one_line_per_group(spark, inputs, runs):
     expected = [f"{g['name']}\t{g['fingerprint']}" for g in groups]
     assert _ok(runs["fingerprint by"]).splitlines() == expected
     assert len(expected) == 4
+
+
+def test_fingerprint_by_takes_a_dotted_name_literally(spark, inputs, runs):
+    import hashexpr as hx
+    from hashexpr.names import column
+
+    dotted = spark.read.json(str(inputs["dotted"]))
+    expected = [f"{v}\t{hx.dataset_fingerprint(dotted.where(column('a.b') == v))}" for v in ("x", "y")]
+    assert _ok(runs["fingerprint by dotted"]).splitlines() == expected
 
 
 def test_diff_prints_the_counts_per_change(spark, inputs, runs):

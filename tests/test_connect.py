@@ -18,15 +18,20 @@ is restored after each test, for the classic tests that run after this module.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import mmh3
 import pytest
 from cluster_job import mixed_dataset
 from pyspark.errors import AnalysisException
+from pyspark.logger import PySparkLogger
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, IntegerType, StringType
@@ -34,6 +39,7 @@ from servers import ConnectServer, connect_servers
 
 import hashexpr as hx
 from hashexpr import reference
+from hashexpr.metadata import _commit_id, with_metadata
 
 ROWS = 300
 VIEW = "mixed"
@@ -227,3 +233,79 @@ def test_server_without_jar_raises_not_installed(bare_remote: SparkSession) -> N
     with pytest.raises(AnalysisException) as sql_error:
         bare_remote.sql("SELECT record_hash(1)").collect()
     assert sql_error.value.getCondition() == "UNRESOLVED_ROUTINE"
+
+
+class _ErrorRecords(logging.Handler):
+    """The records PySpark logs at ERROR (it logs every failed analysis, with its stack trace)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def _pyspark_errors() -> Iterator[list[logging.LogRecord]]:
+    handler = _ErrorRecords()
+    loggers = [PySparkLogger.getLogger(n) for n in ("DataFrameQueryContextLogger", "SQLQueryContextLogger")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield handler.records
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+
+
+def test_with_metadata_over_connect(
+    remote: SparkSession, servers: dict[str, ConnectServer], tmp_path: Path
+) -> None:
+    """The source-file probe fails no analysis on the client or the server; a stream commits per micro-batch."""
+    server_log = servers["jar"].process.log
+    logged = server_log.stat().st_size
+    files = tmp_path / "mixed"
+    remote.table(VIEW).where("id < 20").write.parquet(str(files))
+    with _pyspark_errors() as errors:
+        in_memory = with_metadata(remote.table(VIEW), "id", commit_seqno=False)
+        from_files = with_metadata(remote.read.parquet(str(files)).where("id > 3"), "id", commit_seqno=False)
+        assert {r[0] for r in in_memory.select("_hx_source_file").distinct().collect()} == {None}
+        sources = {r[0] for r in from_files.select("_hx_source_file").distinct().collect()}
+    assert sources and all(s.startswith("file:") and s.endswith(".parquet") for s in sources)
+    assert [r.getMessage() for r in errors] == []
+    server_errors = [line for line in server_log.read_bytes()[logged:].decode().splitlines() if " ERROR " in line]
+    assert server_errors == []
+
+    # A file-source stream, two micro-batches: each its own commit time, commit id and sequence numbers.
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    for batch in range(2):
+        lines = (json.dumps({"id": batch * 10 + i, "s": f"s{i}"}) for i in range(3))
+        (landing / f"part-{batch}.json").write_text("\n".join(lines) + "\n")
+    stream = remote.readStream.schema("id BIGINT, s STRING").option("maxFilesPerTrigger", 1).json(str(landing))
+    query = (
+        with_metadata(stream, "id")
+        .writeStream.format("parquet")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start(str(tmp_path / "out"))
+    )
+    query.awaitTermination()
+    written = remote.read.parquet(str(tmp_path / "out"))
+    rows = written.select(F.unix_millis("_hx_commit_time").alias("millis"), "_hx_commit_seqno").collect()
+    batches = {}
+    for r in rows:
+        commit, batch_id, _, _ = r._hx_commit_seqno.split("_")
+        batches.setdefault(int(batch_id), set()).add((r.millis, commit))
+    assert sorted(batches) == [0, 1]
+    assert all(len(commits) == 1 for commits in batches.values())
+    (first,), (second,) = batches[0], batches[1]
+    assert first != second
+    for millis, commit in (first, second):
+        assert commit == _commit_id(datetime.fromtimestamp(millis / 1000, tz=timezone.utc))
+    assert len({r._hx_commit_seqno for r in rows}) == len(rows) == 6
+    batch_keys = with_metadata(remote.read.schema("id BIGINT, s STRING").json(str(landing)), "id")
+    assert sorted(written.select("_hx_record_key", "_hx_record_hash").collect()) == sorted(
+        batch_keys.select("_hx_record_key", "_hx_record_hash").collect()
+    )

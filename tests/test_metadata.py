@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
@@ -11,6 +16,7 @@ import hashexpr as hx
 from hashexpr.metadata import DEFAULT_NAMES, with_metadata
 
 COMMIT = "2026-03-04T05:06:07.891"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +132,69 @@ def test_source_file_of_parquet_reads(spark, orders, tmp_path):
     # After an aggregation no row comes from one file.
     counted = with_metadata(read.groupBy("customer").count(), "customer")
     assert {r._hx_source_file for r in counted.collect()} == {None}
+
+
+# Run in a Python of its own, so that everything Spark and PySpark log (to stderr) can be read: the JVM's log4j
+# output does not go through this process's sys.stderr.
+_SOURCE_FILE_SCRIPT = r"""
+import json, sys
+from pyspark.sql import SparkSession, functions as F
+from hashexpr.metadata import with_metadata
+
+jar, folder = sys.argv[1:]
+spark = (SparkSession.builder.master("local[1]").config("spark.jars", jar)
+         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1").getOrCreate())
+spark.sparkContext.setLogLevel("WARN")
+spark.range(4).selectExpr("CAST(id AS INT) AS id", "'v' || id AS v").coalesce(1).write.parquet(folder + "/p")
+files = spark.read.parquet(folder + "/p")
+other = spark.read.parquet(folder + "/p").withColumnsRenamed({"id": "id2", "v": "v2"})
+memory = spark.createDataFrame([(1, "m")], "id INT, w STRING")
+cases = {
+    "memory": memory,
+    "files": files,
+    "filtered projection": files.where("id > 0").select("v", "id"),
+    "join with memory": files.join(memory.withColumnRenamed("id", "mid"), F.col("id") == F.col("mid")),
+    "join on names": files.join(memory, "id"),
+    "two file scans joined": files.join(other, F.col("id") == F.col("id2")),
+    "aggregate": files.groupBy("v").count(),
+    "union": files.unionByName(files),
+    "own _metadata column": files.withColumn("_metadata", F.lit(1)),
+    "stream": spark.readStream.schema("id INT, v STRING").parquet(folder + "/p"),
+}
+found = {}
+for name, df in cases.items():
+    tagged = with_metadata(df, df.columns[0], commit_seqno=False)
+    if df.isStreaming:
+        query = tagged.writeStream.format("memory").queryName("t").trigger(availableNow=True).start()
+        query.awaitTermination()
+        tagged = spark.table("t")
+    found[name] = sorted({str(r._hx_source_file).rsplit("/", 1)[-1][:5] for r in tagged.collect()})
+print(json.dumps(found))
+spark.stop()
+"""
+
+
+def test_source_file_probe_is_silent_and_follows_name_resolution(tmp_path):
+    """No failed analysis (PySpark logs each one at ERROR, with its stack trace), no job, the right answers."""
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", _SOURCE_FILE_SCRIPT, str(ROOT / "target" / "hashexpr.jar"), str(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    errors = [line for line in done.stderr.splitlines() if "ERROR" in line]
+    assert errors == [], "\n".join(errors)[:4000]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "memory": ["None"],
+        "files": ["part-"],
+        "filtered projection": ["part-"],
+        "join with memory": ["part-"],
+        # A join on column names hides the hidden columns of both sides (Spark's name resolution).
+        "join on names": ["None"],
+        "two file scans joined": ["None"],
+        "aggregate": ["None"],
+        "union": ["None"],
+        "own _metadata column": ["None"],
+        "stream": ["part-"],
+    }

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 
 import hashexpr as hx
 from hashexpr import io as hio
+from hashexpr import names as hnames
 from hashexpr.fingerprint import FINGERPRINT_COLUMN
 
 if TYPE_CHECKING:
@@ -325,7 +326,7 @@ def _run_fingerprint(args: argparse.Namespace) -> int:
             ]
         else:
             groups = resolve_columns(df.columns, by)
-            result = hx.fingerprints_by(df, *groups).orderBy(*groups).collect()
+            result = hx.fingerprints_by(df, *groups).orderBy(*map(hnames.column, groups)).collect()
             for row in result[: args.limit]:
                 print("\t".join([*(str(row[g]) for g in groups), row[FINGERPRINT_COLUMN]]))
             summary = [
@@ -521,8 +522,7 @@ def resolve_columns(available: Sequence[str], requested: Sequence[str]) -> list[
 
 def _hash_column(columns: Sequence[str] | None, as_hex: bool) -> Column:
     """``record_hash`` of ``columns`` (of ``*`` when ``None``), as 16 bytes or upper-case hex."""
-    # Backticks keep names such as `a.b` or `unit price` whole instead of parsing them.
-    args = ["*"] if columns is None else [F.col("`" + name.replace("`", "``") + "`") for name in columns]
+    args = ["*"] if columns is None else [hnames.column(name) for name in columns]
     column = hx.record_hash(*args)
     return F.hex(column) if as_hex else column
 
@@ -530,7 +530,7 @@ def _hash_column(columns: Sequence[str] | None, as_hex: bool) -> Column:
 def _count_hashes(written: DataFrame, column: str) -> tuple[int, int]:
     """The number of rows and of distinct hashes in the written output."""
     # Reading back one column of the output is cheaper than hashing the input a second time.
-    hashes = F.col("`" + column.replace("`", "``") + "`")
+    hashes = hnames.column(column)
     row = written.agg(F.count(F.lit(1)).alias("rows"), F.count_distinct(hashes).alias("distinct")).first()
     return int(row["rows"]), int(row["distinct"])
 

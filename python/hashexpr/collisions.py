@@ -11,7 +11,7 @@ colliding business keys have already merged into one hash:
 :func:`find_collisions` reports both. A collision is then resolved as Data Vault practice does it: detect,
 then record an exception (business key -> replacement hash key) and apply it on every load with
 :func:`resolve_collisions`; :func:`collision_exceptions` builds that table with a salted re-hash. See
-``docs/KEYS.md``.
+``docs/KEYS.md``. Column names (``key``, ``hash_col``) are taken literally, as :mod:`hashexpr.names` describes.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from hashexpr.functions import record_key
+from hashexpr.names import column, quote, resolve
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -54,49 +55,41 @@ def _key_names(key: KeyColumns) -> list[str]:
     return names
 
 
-def _require_columns(df: DataFrame, names: Sequence[str], what: str) -> None:
-    present = {c.lower() for c in df.columns}
-    missing = [n for n in names if n.lower() not in present]
-    if missing:
-        raise ValueError(f"{what} has no column {missing[0]!r}; its columns are {df.columns}")
-
-
 def _hash_column(key: list[str], hash_col: str | None, salt: str | None, key_options: dict) -> Column:
     if hash_col is None:
-        return record_key(*key, salt=salt, **key_options)
+        return record_key(*map(column, key), salt=salt, **key_options)
     if salt is not None or key_options:
         # A stored hash key is checked as it is; options would silently describe some other hash.
         raise ValueError(
             "salt and key options apply to a computed hash key; they cannot be used with hash_col"
         )
-    return F.col(hash_col)
+    return column(hash_col)
 
 
 def _key_part(df: DataFrame, name: str, key_options: dict) -> Column:
     """A key part as the computed hash key sees it: top-level strings normalised like record_key does."""
-    column = F.col(name)
-    # Spark resolves names case-insensitively by default; the schema lookup must too.
-    field = next(f for f in df.schema.fields if f.name.lower() == name.lower())
+    part = column(name)
+    field = next(f for f in df.schema.fields if f.name == name)
     if not isinstance(field.dataType, StringType):
-        return column
+        return part
     # Spark's trim removes U+0020 only, as record_key's trim does.
     if key_options.get("trim"):
-        column = F.trim(column)
+        part = F.trim(part)
     case = key_options.get("case")
     if case == "upper":
-        column = F.upper(column)
+        part = F.upper(part)
     elif case == "lower":
-        column = F.lower(column)
+        part = F.lower(part)
     if key_options.get("empty_as_null"):
-        column = F.nullif(column, F.lit(""))
-    return column.alias(name)
+        part = F.nullif(part, F.lit(""))
+    return part.alias(name)
 
 
 def _business_key(df: DataFrame, key: list[str], hash_col: str | None, key_options: dict) -> Column:
     # Spellings that one normalisation maps to one key are one business key, not a collision.
     if hash_col is None and key_options:
         return F.struct(*(_key_part(df, n, key_options) for n in key))
-    return F.struct(*key)
+    return F.struct(*map(column, key))
 
 
 def find_collisions(
@@ -154,8 +147,9 @@ def find_collisions(
     >>> find_collisions(hub, "id").count()
     0
     """
-    names = _key_names(key)
-    _require_columns(df, names + ([hash_col] if hash_col else []), "df")
+    names = resolve(df, _key_names(key), "find_collisions")
+    if hash_col is not None:
+        hash_col = resolve(df, [hash_col], "find_collisions")[0]
     pairs = (
         df.select(
             _business_key(df, names, hash_col, key_options).alias(_BK),
@@ -238,14 +232,13 @@ def collision_exceptions(
         # business_keys is sorted, so position 0 is the same business key on every run.
         keys = keys.where(F.col("position") > 0)
     keys = keys.select(f"{_BK}.*").distinct()
-    names = keys.columns
-    return keys.select(*names, record_key(*names, salt=salt, **key_options).alias(REPLACEMENT_COLUMN))
+    parts = [column(n) for n in keys.columns]
+    return keys.select(*parts, record_key(*parts, salt=salt, **key_options).alias(REPLACEMENT_COLUMN))
 
 
 def _check_exceptions(exceptions: DataFrame, names: list[str]) -> None:
-    _require_columns(exceptions, names + [REPLACEMENT_COLUMN], "exceptions")
     # A business key listed twice would duplicate its rows in the join below.
-    duplicate = exceptions.groupBy(*names).count().where(F.col("count") > 1).limit(1).collect()
+    duplicate = exceptions.groupBy(*map(column, names)).count().where(F.col("count") > 1).limit(1).collect()
     if duplicate:
         listed = {n: duplicate[0][n] for n in names}
         raise ValueError(f"exceptions lists the business key {listed} more than once")
@@ -289,20 +282,21 @@ def resolve_collisions(
     >>> sorted((r.id or "-", bytes(r.hash_key)) for r in resolve_collisions(rows, "id", exceptions).collect())
     [('-', b'kn'), ('A', b'k1'), ('B', b'k9')]
     """
-    names = _key_names(key)
-    _require_columns(df, names + [hash_col], "df")
-    _check_exceptions(exceptions, names)
+    names = resolve(df, _key_names(key), "resolve_collisions")
+    hash_col = resolve(df, [hash_col], "resolve_collisions")[0]
+    listed = resolve(exceptions, names + [REPLACEMENT_COLUMN], "resolve_collisions", "exceptions")
+    _check_exceptions(exceptions, listed[:-1])
     aliases = [f"__hx_exception_{i}" for i in range(len(names))]
     # The marker tells a matched row from an unmatched one even when the matched business key is all NULL.
     table = exceptions.select(
-        *(F.col(n).alias(a) for n, a in zip(names, aliases)),
-        F.col(REPLACEMENT_COLUMN).alias(_HK),
+        *(column(n).alias(a) for n, a in zip(listed, aliases)),
+        column(listed[-1]).alias(_HK),
         F.lit(True).alias(_MATCHED),
     )
-    condition = [df[n].eqNullSafe(table[a]) for n, a in zip(names, aliases)]
+    condition = [df[quote(n)].eqNullSafe(table[a]) for n, a in zip(names, aliases)]
     joined = df.join(F.broadcast(table), on=condition, how="left")
-    replaced = F.when(F.col(_MATCHED), F.col(_HK)).otherwise(df[hash_col])
-    return joined.select(*(replaced.alias(c) if c == hash_col else df[c] for c in df.columns))
+    replaced = F.when(F.col(_MATCHED), F.col(_HK)).otherwise(df[quote(hash_col)])
+    return joined.select(*(replaced.alias(c) if c == hash_col else df[quote(c)] for c in df.columns))
 
 
 def collision_probability(n_rows: int, bits: int = 128) -> float:

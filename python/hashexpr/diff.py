@@ -35,6 +35,7 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.functions import record_hash, record_key
+from hashexpr.names import column, quote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -120,15 +121,6 @@ class _Spec:
     key: tuple[str, ...]
     columns: tuple[str, ...]
     buckets: int
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _col(name: str) -> Column:
-    # Backticks so that names with dots or spaces are taken literally.
-    return F.col(_quote(name))
 
 
 def _type_name(dt: DataType, widen: bool) -> str:
@@ -244,14 +236,14 @@ def _spec(
 
 def _null_key(spec: _Spec) -> Column:
     """True when a key part is NULL (a NULL nested inside a key value does not count)."""
-    return reduce(lambda a, b: a | b, (_col(k).isNull() for k in spec.key))
+    return reduce(lambda a, b: a | b, (column(k).isNull() for k in spec.key))
 
 
 def _hashes(spec: _Spec) -> dict[str, Column]:
     """Per-row key hash (NULL when a key part is NULL), row hash of the compared columns, and bucket."""
     null_key = _null_key(spec)
-    key_hash = F.when(~null_key, record_key(*(_col(k) for k in spec.key)))
-    row_hash = record_hash(*(_col(c) for c in spec.columns)) if spec.columns else F.lit(bytearray())
+    key_hash = F.when(~null_key, record_key(*(column(k) for k in spec.key)))
+    row_hash = record_hash(*(column(c) for c in spec.columns)) if spec.columns else F.lit(bytearray())
     # Bucket -1 holds the NULL-key rows, which are reported, never matched.
     bucket = F.when(null_key, F.lit(-1)).otherwise(F.pmod(F.hash(key_hash), F.lit(spec.buckets)))
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
@@ -264,7 +256,7 @@ def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
     a column's type differs between the sides within a widening group, and a changed key changes the digest.
     """
     hashes = _hashes(spec)
-    digest = record_hash(hashes[_KH], *(_col(c) for c in spec.columns))
+    digest = record_hash(hashes[_KH], *(column(c) for c in spec.columns))
     sides = []
     for i, df in enumerate((spec.old, spec.new)):
         hashed = df.select(
@@ -282,8 +274,8 @@ def _fingerprint(*cols: str, side: int) -> Column:
 
     The fingerprint is order-independent and duplicate-sensitive: equal exactly for equal multisets of rows.
     """
-    args = ", ".join(_quote(c) for c in cols)
-    return F.expr(f"dataset_fingerprint({args}) FILTER (WHERE {_quote(_SIDE)} = {side})")
+    args = ", ".join(quote(c) for c in cols)
+    return F.expr(f"dataset_fingerprint({args}) FILTER (WHERE {quote(_SIDE)} = {side})")
 
 
 def _lanes(row_hash: Column) -> list[Column]:
@@ -379,14 +371,14 @@ def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool
 
 
 def _values(spec: _Spec) -> Column:
-    return F.struct(*(_col(c) for c in spec.columns))
+    return F.struct(*(column(c) for c in spec.columns))
 
 
 def _side_rows(df: DataFrame, spec: _Spec, prefix: str, plan: _BucketPass | None) -> DataFrame:
     """One side's rows to compare (and its NULL-key rows), with their key's row count, row number and the sums
     of :func:`_lanes` over the key's rows."""
     hashed = df.select(
-        *(_col(k).alias(f"{prefix}k{i}") for i, k in enumerate(spec.key)),
+        *(column(k).alias(f"{prefix}k{i}") for i, k in enumerate(spec.key)),
         _values(spec).alias(prefix + _V),
         *(c.alias(n) for n, c in _hashes(spec).items()),
     )

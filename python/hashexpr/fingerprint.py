@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.functions import ColumnOrName, _require, _to_column
+from hashexpr.functions import ColumnOrName, _require
+from hashexpr.names import column, resolve
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -58,7 +60,8 @@ def fingerprints_by(df: DataFrame, *by: ColumnOrName) -> DataFrame:
     df : :class:`~pyspark.sql.DataFrame`
         The data to fingerprint.
     by : :class:`~pyspark.sql.Column` or str
-        One or more grouping columns or column names.
+        One or more grouping columns or column names; a name is taken literally (``'a.b'`` is the column
+        named ``a.b``), matched as Spark matches names.
 
     Returns
     -------
@@ -75,6 +78,11 @@ def fingerprints_by(df: DataFrame, *by: ColumnOrName) -> DataFrame:
     """
     if not by:
         raise ValueError("fingerprints_by needs at least one grouping column; use dataset_fingerprint for all rows")
+    for c in by:
+        if not isinstance(c, (Column, str)):
+            raise TypeError(f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}")
     _require("dataset_fingerprint")
-    fingerprint = F.call_function("dataset_fingerprint", *(F.col(c) for c in df.columns))
-    return df.groupBy(*(_to_column(c) for c in by)).agg(fingerprint.alias(FINGERPRINT_COLUMN))
+    named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
+    groups = [column(next(named)) if isinstance(c, str) else c for c in by]
+    fingerprint = F.call_function("dataset_fingerprint", *map(column, df.columns))
+    return df.groupBy(*groups).agg(fingerprint.alias(FINGERPRINT_COLUMN))

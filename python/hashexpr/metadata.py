@@ -8,6 +8,7 @@ them, so a table says which format its hashes were made with. See ``docs/METADAT
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -15,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
 
-from hashexpr.functions import record_hash, record_key
+from hashexpr.functions import _require, record_hash, record_key
+from hashexpr.names import column, resolve
 from hashexpr.reference import FORMAT_VERSION
 
 if TYPE_CHECKING:
@@ -82,26 +85,79 @@ def _commit_id(instant: datetime) -> str:
     return instant.astimezone(timezone.utc).strftime("%Y%m%d%H%M%S%f")[:-3]
 
 
-def _seqno(commit: str) -> Column:
+_DAY_MILLIS = 86_400_000
+
+
+def _instant_id(instant: Column) -> Column:
+    """Hudi's instant format of a TIMESTAMP column, UTC ``yyyyMMddHHmmssSSS``, whatever the session time zone.
+
+    Built from the epoch milliseconds: ``date_format`` formats in the session time zone.
+    """
+    millis = F.unix_millis(instant)
+    of_day = F.pmod(millis, F.lit(_DAY_MILLIS))
+    day = F.date_from_unix_date(((millis - of_day) / _DAY_MILLIS).cast("int"))
+    hh_mm_ss_sss = (
+        F.floor(of_day / 3_600_000) * 10_000_000
+        + F.floor(of_day / 60_000) % 60 * 100_000
+        + F.floor(of_day / 1000) % 60 * 1000
+        + of_day % 1000
+    )
+    return F.format_string("%04d%02d%02d%09d", F.year(day), F.month(day), F.dayofmonth(day), hh_mm_ss_sss)
+
+
+def _seqno(commit: Column) -> Column:
     # Both parts come from one monotonically_increasing_id() so they describe the same row position.
     position = F.monotonically_increasing_id()
     partition = F.shiftright(position, _RECORD_BITS)
     index = position.bitwiseAND(F.lit(_RECORD_MASK))
-    return F.concat_ws("_", F.lit(commit), partition.cast("string"), index.cast("string"))
+    return F.concat_ws("_", commit, partition.cast("string"), index.cast("string"))
+
+
+def _stream_seqno(commit: Column, position: Column) -> Column:
+    """``<commit id>_<micro-batch id>_<partition>_<index>`` of a ``row_position()`` struct."""
+    parts = [position.getField(f).cast("string") for f in ("batch_id", "partition", "index")]
+    return F.concat(commit, *(p for part in parts for p in (F.lit("_"), part)))
+
+
+def _null_string() -> Column:
+    return F.lit(None).cast("string")
 
 
 def _source_file(df: DataFrame) -> Column:
     """``_metadata.file_path`` where ``df`` reads files, otherwise a NULL string."""
     if "_metadata" in {c.lower() for c in df.columns}:
         # A data column named _metadata hides the file metadata.
-        return F.lit(None).cast("string")
+        return _null_string()
+    return F.col("_metadata.file_path") if _reads_one_file_source(df) else _null_string()
+
+
+def _reads_one_file_source(df: DataFrame) -> bool:
+    """Whether ``_metadata.file_path`` resolves on ``df``: through projections, filters and joins over one file
+    scan, not over aggregates, unions, non-file sources or a join of two file scans (which is ambiguous).
+
+    Decided without a job, and without a failed analysis (which PySpark logs as an ERROR, with its stack
+    trace) except over Spark Connect for a join of two file scans.
+    """
+    jdf = getattr(df, "_jdf", None)
+    if jdf is not None:
+        # Classic PySpark: the hidden columns of the analyzed plan, as name resolution sees them.
+        hidden = jdf.queryExecution().analyzed().metadataOutput()
+        found = [a for a in (hidden.apply(i) for i in range(hidden.size())) if a.name().lower() == "_metadata"]
+        if len(found) != 1:
+            return False
+        fields = json.loads(found[0].dataType().json()).get("fields", [])
+        return any(f["name"] == "file_path" and f["type"] == "string" for f in fields)
+    # Spark Connect, where the plan is out of reach: a lateral column alias named _metadata, which the name
+    # resolves to only when no hidden column of that name exists, tells the two apart by its type (INT).
+    probe = df.select(
+        F.struct(F.lit(0).alias("file_path")).alias("_metadata"),
+        F.col("_metadata.file_path").alias("file_path"),
+    )
     try:
-        # Analysis only (no job): the hidden column resolves through projections, filters and joins over a
-        # file scan, and not over aggregates or non-file sources.
-        _ = df.select(F.col("_metadata.file_path")).schema
+        return isinstance(probe.schema["file_path"].dataType, StringType)
     except AnalysisException:
-        return F.lit(None).cast("string")
-    return F.col("_metadata.file_path")
+        # Two file scans joined: the name is ambiguous, and there is no one source file.
+        return False
 
 
 def with_metadata(
@@ -123,7 +179,7 @@ def with_metadata(
     ============================  ==========  ==========================================================
     ``_hx_record_key``            BINARY      :func:`~hashexpr.record_key` of the ``key`` columns
     ``_hx_record_hash``           BINARY      :func:`~hashexpr.record_hash` (by name) of the data columns
-    ``_hx_commit_time``           TIMESTAMP   ``commit_time``, the same for every row
+    ``_hx_commit_time``           TIMESTAMP   ``commit_time``, the same for every row (of a micro-batch)
     ``_hx_commit_seqno``          STRING      ``'<commit id>_<partition>_<index in partition>'``
     ``_hx_source_file``           STRING      the file the row was read from, or NULL
     ``_hx_format_version``        INT         the hash format version (1)
@@ -132,30 +188,39 @@ def with_metadata(
     The record hash covers every column of ``df`` (``hash_columns`` to choose), key columns included: with a
     normalised key, ``' c-1'`` and ``'C-1'`` share a record key, and the record hash still sees the change.
     It is :func:`~hashexpr.record_hash` with ``by_name=True``, so reordering columns or adding a column that
-    is NULL leaves stored hashes unchanged and a later MERGE does not rewrite every row.
+    is NULL leaves stored hashes unchanged and a later MERGE does not rewrite every row. Column names in
+    ``key`` and ``hash_columns`` are taken literally (``'a.b'`` is the column named ``a.b``), matched as Spark
+    matches names (ignoring case unless ``spark.sql.caseSensitive`` is set), and hashed as ``df`` spells them.
 
     The commit time is captured once, on the driver, as a literal: every row gets the same value, and
     recomputing the DataFrame gives the same value again (unlike ``current_timestamp()``, which is
     re-evaluated by every query). The sequence number follows Hudi's ``_hoodie_commit_seqno``; it reflects
     the physical partitioning, so it is only stable for one materialisation: store it, do not recompute it.
 
+    On a streaming DataFrame every micro-batch is a commit: its commit time is the micro-batch's timestamp,
+    which Spark records in the query's offset log, so a replayed micro-batch gets the same value; the commit
+    id is that time in Hudi's instant format, and the sequence number is
+    ``'<commit id>_<micro-batch id>_<partition>_<index in partition>'``, unique across micro-batches (see
+    ``docs/METADATA.md``).
+
     Parameters
     ----------
     df : :class:`~pyspark.sql.DataFrame`
-        The rows to tag.
+        The rows to tag; a streaming DataFrame is tagged per micro-batch.
     key : str or sequence of str
         The business key column name(s).
     commit_time : datetime or str, optional
-        The commit instant (an ISO 8601 string, or a datetime; naive values are UTC). Default: now.
+        The commit instant (an ISO 8601 string, or a datetime; naive values are UTC). Default: now. Not for a
+        streaming DataFrame, whose micro-batches each have their own.
     commit_id : str, optional
-        The commit id that starts each sequence number. Default: ``commit_time`` as Hudi writes an instant
+        The commit id that starts each sequence number. Default: the commit time as Hudi writes an instant
         (UTC ``yyyyMMddHHmmssSSS``).
     commit_seqno : bool, optional
         Add the sequence number column (default ``True``).
     source_file : bool, optional
         Add the source file column (default ``True``): ``_metadata.file_path`` when ``df`` reads files
-        directly (through projections, filters and joins), NULL otherwise (after an aggregation, for
-        in-memory data, or when ``df`` has its own ``_metadata`` column).
+        directly (through projections, filters and joins with data that is not read from files), NULL
+        otherwise (after an aggregation, for in-memory data, or when ``df`` has its own ``_metadata`` column).
     hash_columns : sequence of str, optional
         The columns the record hash covers. Default: every column of ``df``.
     names : mapping of str to str, optional
@@ -173,7 +238,8 @@ def with_metadata(
     ------
     ValueError
         When a metadata column name is already a column of ``df`` (the message names it), a field in
-        ``names`` is unknown, or a key or hash column is missing.
+        ``names`` is unknown, a key or hash column is missing, or ``commit_time`` is given for a streaming
+        DataFrame.
 
     Examples
     --------
@@ -196,26 +262,49 @@ def with_metadata(
     keys = [key] if isinstance(key, str) else list(key)
     if not keys:
         raise ValueError("with_metadata needs at least one key column")
-    payload = list(hash_columns) if hash_columns is not None else list(df.columns)
+    keys = resolve(df, keys, "with_metadata")
+    payload = resolve(df, list(hash_columns), "with_metadata") if hash_columns is not None else df.columns
     if not payload:
         raise ValueError("with_metadata needs at least one column to hash")
-    present = {c.lower() for c in df.columns}
-    for name in keys + payload:
-        if name.lower() not in present:
-            raise ValueError(f"with_metadata: df has no column {name!r}; its columns are {df.columns}")
 
     chosen = _column_names(names)
-    instant = _commit_time(commit_time)
+    streaming = df.isStreaming
+    if streaming:
+        if commit_time is not None:
+            raise ValueError(
+                "with_metadata: commit_time cannot be given for a streaming DataFrame, whose micro-batches "
+                "each get their own commit time (the micro-batch timestamp); leave it out, or call "
+                "with_metadata on each micro-batch in foreachBatch to give every batch a time of your own"
+            )
+        # Spark replaces current_timestamp() in a micro-batch by the batch's timestamp from the offset log.
+        commit_at = F.current_timestamp()
+        commit = F.lit(commit_id) if commit_id is not None else _instant_id(commit_at)
+    else:
+        instant = _commit_time(commit_time)
+        commit_at = F.lit(instant).cast("timestamp")
+        commit = F.lit(commit_id if commit_id is not None else _commit_id(instant))
     added: list[tuple[str, Column]] = [
-        ("record_key", record_key(*keys, **dict(key_options or {}))),
-        ("record_hash", record_hash(*payload, by_name=True)),
-        ("commit_time", F.lit(instant).cast("timestamp")),
+        ("record_key", record_key(*map(column, keys), **dict(key_options or {}))),
+        ("record_hash", record_hash(*map(column, payload), by_name=True)),
+        ("commit_time", commit_at),
     ]
-    if commit_seqno:
-        added.append(("commit_seqno", _seqno(commit_id if commit_id is not None else _commit_id(instant))))
+    if commit_seqno and streaming:
+        # monotonically_increasing_id() is refused on streams (every micro-batch would number from 0 again).
+        _require("row_position")
+        added.append(("commit_seqno", F.call_function("row_position")))
+    elif commit_seqno:
+        added.append(("commit_seqno", _seqno(commit)))
     if source_file:
         added.append(("source_file", _source_file(df)))
     added.append(("format_version", F.lit(FORMAT_VERSION).cast("int")))
 
     _check_clashes(df, [chosen[field] for field, _ in added])
-    return df.select("*", *(column.alias(chosen[field]) for field, column in added))
+    tagged = df.select("*", *(c.alias(chosen[field]) for field, c in added))
+    if not (commit_seqno and streaming):
+        return tagged
+    # A projection of its own evaluates row_position() once per row; the sequence number reads three of its
+    # fields, and three calls would be three positions.
+    seqno = chosen["commit_seqno"]
+    return tagged.select(
+        *(_stream_seqno(commit, column(c)).alias(c) if c == seqno else column(c) for c in tagged.columns)
+    )

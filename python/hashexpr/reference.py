@@ -75,7 +75,7 @@ import hashlib
 import importlib.resources
 import math
 import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import mmh3
@@ -111,6 +111,7 @@ from pyspark.sql.types import (
 if TYPE_CHECKING:
     import pandas
     import pyarrow
+    import pyarrow.parquet
 
 __all__ = [
     "FORMAT_VERSION",
@@ -129,6 +130,7 @@ __all__ = [
     "schema_hash",
     "spark_type_of_arrow",
     "spark_type_string",
+    "spark_types_of_parquet",
 ]
 
 SEED = 0x68617368
@@ -1235,7 +1237,12 @@ _ENCODERS: tuple[tuple[Any, Callable[[Any, Any], bytes]], ...] = (
 # Arrow and pandas
 
 
-def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = None) -> str:
+def fingerprint_arrow(
+    table: pyarrow.Table,
+    types: Sequence[DataType] | None = None,
+    *,
+    parquet_schema: pyarrow.parquet.ParquetSchema | None = None,
+) -> str:
     """
     Returns the fingerprint of an Arrow table, as Spark's ``dataset_fingerprint(*)`` computes it
     once the table is loaded into Spark.
@@ -1243,6 +1250,9 @@ def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = N
     By default every column gets the type Spark 4 gives it when reading the Parquet file that
     :func:`pyarrow.parquet.write_table` writes (see :func:`spark_type_of_arrow`), so the result equals
     ``spark.read.parquet(path).agg(dataset_fingerprint(*))``. Column names are taken as they are.
+    For a table read from a Parquet file, pass the file's ``parquet_schema``: the Arrow types alone
+    do not tell an ``INT96`` timestamp (Spark: ``TIMESTAMP``) from one without a time zone
+    (``TIMESTAMP_NTZ``), since pyarrow reads both as ``timestamp`` without one.
 
     Timestamps are taken as microseconds, the unit Spark keeps: seconds and milliseconds are
     converted exactly; nanoseconds (which Spark does not read from Parquet) are accepted only when
@@ -1257,6 +1267,9 @@ def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = N
         The Spark type of every column once loaded, when it differs from the Parquet mapping (for
         example a schema given to the reader). Values must fit them in the conventions of this
         module: timestamps and dates arrive as ``int`` microseconds and days, structs as tuples.
+    parquet_schema : :class:`pyarrow.parquet.ParquetSchema`, optional
+        The schema of the Parquet file the table was read from (``pq.ParquetFile(path).schema``):
+        the types are then :func:`spark_types_of_parquet` of it. Not together with ``types``.
 
     Returns
     -------
@@ -1266,8 +1279,10 @@ def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = N
     Raises
     ------
     ValueError
-        If a column's Arrow type has no Spark counterpart (naming the column), if a nanosecond
-        timestamp is not a whole number of microseconds, or if a value does not fit its type.
+        If the table has no columns (Spark's ``dataset_fingerprint`` needs one), if a column's
+        Arrow type has no Spark counterpart (naming the column), if a nanosecond timestamp is not a
+        whole number of microseconds, if a value does not fit its type, or if ``parquet_schema`` is
+        not the schema of the table.
 
     Examples
     --------
@@ -1282,7 +1297,21 @@ def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = N
     ValueError: column 't': Spark has no type for the Arrow type time32[s]
     """
     names = [str(name) for name in table.column_names]
+    if not names:
+        raise ValueError(
+            "fingerprint_arrow: the table has no columns, and Spark's dataset_fingerprint needs at "
+            "least one; fingerprint a table with columns"
+        )
     arrow_types = [field.type for field in table.schema]
+    if parquet_schema is not None:
+        if types is not None:
+            raise ValueError("pass types or parquet_schema, not both: parquet_schema gives the types")
+        if parquet_schema.to_arrow_schema().names != names:
+            raise ValueError(
+                f"parquet_schema has the columns {parquet_schema.to_arrow_schema().names}, the table "
+                f"{names}: pass the schema of the file the table was read from"
+            )
+        types = spark_types_of_parquet(parquet_schema)
     if types is None:
         types = [_column_type(name, arrow_type) for name, arrow_type in zip(names, arrow_types)]
     else:
@@ -1292,8 +1321,7 @@ def fingerprint_arrow(table: pyarrow.Table, types: Sequence[DataType] | None = N
         for name, arrow_type in zip(names, arrow_types):
             _column_type(name, arrow_type)
     columns = [_column_values(name, table.column(i)) for i, name in enumerate(names)]
-    rows = zip(*columns) if columns else iter([()] * table.num_rows)
-    return dataset_fingerprint(rows, names, types)
+    return dataset_fingerprint(zip(*columns), names, types)
 
 
 def fingerprint_pandas(df: pandas.DataFrame, types: Sequence[DataType] | None = None) -> str:
@@ -1349,6 +1377,11 @@ def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
     carried over. Other types (``float16``, ``time32``, ``time64``, ``duration``, intervals,
     unions, views of lists, extension types, decimals above precision 38) raise :class:`ValueError`.
 
+    pyarrow reads a Parquet ``INT96`` timestamp (Spark's ``spark.sql.parquet.outputTimestampType=INT96``,
+    Hive, Impala) as ``timestamp[ns]`` without a time zone, which this function maps to
+    ``TIMESTAMP_NTZ``; Spark reads it as ``TIMESTAMP``. For a table read from a Parquet file, take the
+    types from the file's schema with :func:`spark_types_of_parquet`.
+
     Parameters
     ----------
     arrow_type : :class:`pyarrow.DataType`
@@ -1369,9 +1402,69 @@ def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
     >>> spark_type_of_arrow(pa.uint64())
     DecimalType(20,0)
     """
+    return _spark_type(arrow_type, None)
+
+
+def spark_types_of_parquet(schema: pyarrow.parquet.ParquetSchema) -> list[DataType]:
+    """
+    Returns the Spark type of every column Spark 4 reads from a Parquet file of this schema.
+
+    Each column's type is :func:`spark_type_of_arrow` of the Arrow type pyarrow reads, except that
+    timestamps stored as ``INT96`` are ``TIMESTAMP``, as Spark reads them (pyarrow reads them as
+    ``timestamp[ns]`` without a time zone, which alone would say ``TIMESTAMP_NTZ``), at any depth.
+
+    Parameters
+    ----------
+    schema : :class:`pyarrow.parquet.ParquetSchema`
+        The file's schema, e.g. ``pyarrow.parquet.ParquetFile(path).schema``.
+
+    Returns
+    -------
+    list of :class:`pyspark.sql.types.DataType`
+        One type per top-level column, in order.
+
+    Examples
+    --------
+    >>> import io
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> table = pa.table({"at": pa.array([0], pa.timestamp("us")),
+    ...                   "ats": pa.array([[0]], pa.list_(pa.timestamp("us")))})
+    >>> buffer = io.BytesIO()
+    >>> pq.write_table(table, buffer, use_deprecated_int96_timestamps=True)
+    >>> [t.simpleString() for t in spark_types_of_parquet(pq.ParquetFile(buffer).schema)]
+    ['timestamp', 'array<timestamp>']
+    >>> [spark_type_of_arrow(f.type).simpleString() for f in pq.read_table(buffer).schema]
+    ['timestamp_ntz', 'array<timestamp_ntz>']
+    """
+    # pyarrow lists a Parquet schema's leaf columns depth first, the order of the Arrow type's leaves.
+    leaves = iter([schema.column(i).physical_type for i in range(len(schema))])
+    types = []
+    for field in schema.to_arrow_schema():
+        try:
+            types.append(_spark_type(field.type, leaves))
+        except ValueError as error:
+            raise ValueError(f"column {field.name!r}: {error}") from None
+    return types
+
+
+def _spark_type(arrow_type: pyarrow.DataType, leaves: Iterator[str] | None) -> DataType:
+    """The Spark type of ``arrow_type``; ``leaves`` yields the Parquet physical type of each leaf, if known."""
     import pyarrow as pa
 
     types = pa.types
+    if types.is_dictionary(arrow_type):
+        return _spark_type(arrow_type.value_type, leaves)
+    if types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type):
+        field = arrow_type.value_field
+        return ArrayType(_spark_type(field.type, leaves), field.nullable)
+    if types.is_map(arrow_type):
+        key = _spark_type(arrow_type.key_type, leaves)
+        return MapType(key, _spark_type(arrow_type.item_type, leaves), arrow_type.item_field.nullable)
+    if types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        return StructType([StructField(f.name, _spark_type(f.type, leaves), f.nullable) for f in fields])
+    if leaves is not None and next(leaves) == "INT96" and types.is_timestamp(arrow_type):
+        return TimestampType()
     for predicate, spark_type in _arrow_atomic_types(pa):
         if predicate(arrow_type):
             return spark_type
@@ -1379,19 +1472,6 @@ def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
         return DecimalType(arrow_type.precision, arrow_type.scale)
     if types.is_timestamp(arrow_type):
         return TimestampNTZType() if arrow_type.tz is None else TimestampType()
-    if types.is_dictionary(arrow_type):
-        return spark_type_of_arrow(arrow_type.value_type)
-    if types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type):
-        field = arrow_type.value_field
-        return ArrayType(spark_type_of_arrow(field.type), field.nullable)
-    if types.is_map(arrow_type):
-        return MapType(
-            spark_type_of_arrow(arrow_type.key_type), spark_type_of_arrow(arrow_type.item_type),
-            arrow_type.item_field.nullable,
-        )
-    if types.is_struct(arrow_type):
-        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
-        return StructType([StructField(f.name, spark_type_of_arrow(f.type), f.nullable) for f in fields])
     raise ValueError(f"Spark has no type for the Arrow type {arrow_type}")
 
 

@@ -29,7 +29,8 @@ object HashExprExtensions {
     describe[RecordKey](RecordKey.Name),
     describe[RecordKeyWith](RecordKeyWith.Name),
     describe[DatasetFingerprint](DatasetFingerprint.Name),
-    describe[DiffBuckets](DiffBuckets.Name))
+    describe[DiffBuckets](DiffBuckets.Name),
+    describe[RowPosition](RowPosition.Name))
 
   private def describe[T <: Expression : scala.reflect.ClassTag](name: String): Description = {
     val (info, builder) = FunctionRegistryBase.build[T](name, since = None)
