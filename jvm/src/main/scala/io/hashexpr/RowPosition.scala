@@ -30,7 +30,7 @@ import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
       > SELECT max(p.index) FROM (SELECT _FUNC_() AS p FROM range(0, 5, 1, 1));
        4
   """,
-  since = "0.1.0",
+  since = "0.2.0",
   group = "misc_funcs")
 // scalastyle:on line.size.limit
 case class RowPosition() extends LeafExpression with Nondeterministic {
