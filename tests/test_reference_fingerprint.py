@@ -409,3 +409,8 @@ def test_module_imports_and_hashes_without_pyarrow_and_pandas():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT / "python"), "PATH": ""})
     assert out.stdout.strip() == EMPTY_BIGINT_ID
+
+
+def test_no_columns_is_refused_as_in_spark():
+    with pytest.raises(ValueError, match="needs at least one column"):
+        dataset_fingerprint([], [], [])

@@ -812,6 +812,9 @@ def dataset_fingerprint(
     ...     [(1, "a"), (1, "a")], ["id", "s"], types)
     False
     """
+    names = list(names)
+    if not names:
+        raise ValueError("dataset_fingerprint needs at least one column, as Spark's dataset_fingerprint does")
     schema = schema_hash(names, types)
     types = list(types)
     count = 0
