@@ -337,8 +337,38 @@ FORMATS = "parquet, csv, json, orc"
         ),
         pytest.param(
             ["rows.csv", "--out", "./rows.csv", "--hex", "--mode", "overwrite"],
-            "OUTPUT is INPUT: ./rows.csv (write the hashed data elsewhere)",
+            "OUTPUT is INPUT: ./rows.csv (write the output elsewhere)",
             id="output is input",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", ".", "--hex", "--mode", "overwrite"],
+            "OUTPUT . is or holds the current directory: write to a new directory",
+            id="output is the current directory",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "..", "--hex", "--mode", "overwrite"],
+            "OUTPUT .. is or holds the current directory: write to a new directory",
+            id="output holds the current directory",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "/", "--hex", "--mode", "overwrite"],
+            "OUTPUT / is a file system root: write to a new directory",
+            id="output is a root",
+        ),
+        pytest.param(
+            ["data/in.csv", "--out", "data", "--hex", "--mode", "overwrite"],
+            "OUTPUT data holds INPUT data/in.csv: overwriting it would delete the input; write elsewhere",
+            id="output holds the input",
+        ),
+        pytest.param(
+            ["data", "--format", "csv", "--out", "data/o", "--hex"],
+            "OUTPUT data/o is inside INPUT data: write elsewhere",
+            id="output inside the input",
+        ),
+        pytest.param(
+            ["data/*.csv", "--out", "data/o", "--hex", "--mode", "OVERWRITE"],
+            "OUTPUT data/o is inside INPUT data/*.csv: write elsewhere",
+            id="output inside a glob's directory",
         ),
         pytest.param(
             ["rows.csv", "--out", "o", "--columns", "a,,b"],
@@ -357,11 +387,36 @@ def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, mo
     (tmp_path / "rows.csv").write_text(CSV, encoding="utf-8")
     (tmp_path / "rows.txt").write_text(CSV, encoding="utf-8")
     (tmp_path / "taken.parquet").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "in.csv").write_text(CSV, encoding="utf-8")
     run = _cli("hash", *args)
     assert _one_error_line(run) == message
     # Nothing was written, and Spark never started (it would have printed the JVM's notice).
     assert not (tmp_path / "o").exists() and not (tmp_path / "o.parquet").exists()
     assert (tmp_path / "rows.csv").read_text(encoding="utf-8") == CSV
+    assert (tmp_path / "data" / "in.csv").read_text(encoding="utf-8") == CSV
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "rows.csv", "rows.txt", "taken.parquet"]
+    assert _JVM_NOTICE not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        ("old.csv", "OUTPUT is INPUT: old.csv (write the output elsewhere)"),
+        ("./new.csv", "OUTPUT is INPUT: ./new.csv (write the output elsewhere)"),
+        ("snap", "OUTPUT snap holds INPUT snap/old.csv: overwriting it would delete the input; write elsewhere"),
+    ],
+)
+def test_diff_never_writes_over_its_inputs(out, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("old.csv", "new.csv"):
+        (tmp_path / name).write_text(CSV, encoding="utf-8")
+    (tmp_path / "snap").mkdir()
+    (tmp_path / "snap" / "old.csv").write_text(CSV, encoding="utf-8")
+    old = "snap/old.csv" if out == "snap" else "old.csv"
+    run = _cli("diff", old, "new.csv", "--key", "id", "--out", out, "--mode", "overwrite")
+    assert _one_error_line(run) == message
+    assert all((tmp_path / n).read_text(encoding="utf-8") == CSV for n in ("old.csv", "new.csv", "snap/old.csv"))
     assert _JVM_NOTICE not in run.stderr
 
 

@@ -9,15 +9,19 @@ See ``docs/CLI.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from py4j.protocol import Py4JJavaError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -85,11 +89,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
+    # SIGTERM ends the run as Ctrl-C does, through the clean-up that removes a half-written output.
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         return run(args)
     except KeyboardInterrupt:
+        _abandon()
         _error("interrupted")
         return 130
+    except _Terminated:
+        _abandon()
+        _error("terminated")
+        return 143
     except _USER_ERRORS as exc:
         _error(_first_line(exc))
         return EXIT_USAGE
@@ -97,6 +109,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         # str(exc) is the whole JVM stack trace; the Java exception's own text leads with its message.
         _error(_first_line(exc.java_exception))
         return EXIT_FAILURE
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _stop(spark: SparkSession) -> None:
+    """Stop Spark; after an interrupt its gateway can be gone already, which must not hide the interrupt."""
+    with contextlib.suppress(Py4JError):
+        spark.stop()
+
+
+def _abandon() -> None:
+    """After an interrupt: end the Spark JVM, so that no task writes any more, then remove unfinished outputs."""
+    from pyspark import SparkContext
+
+    gateway = getattr(SparkContext, "_gateway", None)
+    process = getattr(gateway, "proc", None)
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    hio.discard_unfinished()
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the run is, so that its clean-up runs."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -245,10 +290,7 @@ def _run_hash(args: argparse.Namespace) -> int:
     if not args.hex and not hio.holds_binary(out_fmt):
         raise ValueError(f"{out_fmt.upper()} cannot hold the binary hash: add --hex to write it as hex text")
     requested = _parse_columns(args.columns)
-    hio.check_output(args.out, args.mode)
-    if hio.same_location(args.input, args.out):
-        # Spark would delete INPUT to overwrite it before reading it.
-        raise ValueError(f"OUTPUT is INPUT: {args.out} (write the hashed data elsewhere)")
+    args.mode = hio.check_output(args.out, args.mode, [args.input])
 
     spark = _session(args.master, args.conf)
     try:
@@ -265,7 +307,7 @@ def _run_hash(args: argparse.Namespace) -> int:
         hio.write(hashed, args.out, out_fmt, args.mode)
         rows, distinct = _count_hashes(hio.read(spark, args.out, out_fmt, hashed.schema), args.column_name)
     finally:
-        spark.stop()
+        _stop(spark)
 
     hash_type = "STRING (hex)" if args.hex else "BINARY(16)"
     _print_summary(
@@ -338,7 +380,7 @@ def _run_fingerprint(args: argparse.Namespace) -> int:
                 ),
             ]
     finally:
-        spark.stop()
+        _stop(spark)
     _print_summary([*summary, ("elapsed", f"{time.monotonic() - started:.1f} s")], stream=sys.stderr)
     return 0
 
@@ -384,7 +426,7 @@ def _run_diff(args: argparse.Namespace) -> int:
     columns = _parse_columns(args.columns) or None
     if args.out:
         out_fmt = hio.output_format(args.out, args.out_format)
-        hio.check_output(args.out, args.mode)
+        args.mode = hio.check_output(args.out, args.mode, [args.old, args.new])
     spark = _session(args.master, args.conf)
     try:
         old = hio.read(spark, args.old, hio.input_format(args.old, args.format))
@@ -397,7 +439,7 @@ def _run_diff(args: argparse.Namespace) -> int:
         else:
             counts = hx.summarize(differences)
     finally:
-        spark.stop()
+        _stop(spark)
     summary = [(change, f"{n:,}") for change, n in counts.items()]
     if args.out:
         summary.append(("output", f"{args.out} ({out_fmt})"))
@@ -442,7 +484,7 @@ def _run_collisions(args: argparse.Namespace) -> int:
         resolve_columns(df.columns, key + ([args.hash_col] if args.hash_col else []))
         problems = hx.find_collisions(df, key, args.hash_col).collect()
     finally:
-        spark.stop()
+        _stop(spark)
     for row in problems[: args.limit]:
         keys = ", ".join(str(tuple(k)) for k in row["business_keys"])
         hashes = ", ".join(bytes(h).hex().upper() for h in row["hash_keys"])

@@ -1,0 +1,105 @@
+"""The command line's outputs: written beside the target, moved into place only after the job succeeded.
+
+A failed job leaves the previous output exactly as it was; a run that was killed leaves at most a hidden sibling,
+which the next write to the same path removes (or, killed between its two renames, puts back as the output).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hashexpr import io as hio
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def _output(path: Path, marker: str) -> Path:
+    path.mkdir()
+    (path / "part-0").write_text(marker, encoding="utf-8")
+    return path
+
+
+def _siblings(target: Path) -> list[str]:
+    return sorted(p.name for p in target.parent.iterdir() if p.name.startswith(f".{target.name}.hashexpr-"))
+
+
+def test_overwrite_replaces_the_output_and_leaves_no_sibling(spark, tmp_path):
+    target = _output(tmp_path / "out", "previous")
+    hio.write(spark.range(3), str(target), "parquet", "overwrite")
+    assert sorted(r.id for r in spark.read.parquet(str(target)).collect()) == [0, 1, 2]
+    assert not (target / "part-0").exists()
+    assert _siblings(target) == []
+
+
+def test_a_failing_job_leaves_the_previous_output_intact(spark, tmp_path):
+    target = _output(tmp_path / "out", "previous")
+    failing = spark.range(100).selectExpr("id", "assert_true(id < 50) AS checked")
+    with pytest.raises(Exception, match="assert_true|id < 50"):
+        hio.write(failing, str(target), "parquet", "overwrite")
+    assert [p.name for p in target.iterdir()] == ["part-0"]
+    assert (target / "part-0").read_text(encoding="utf-8") == "previous"
+    assert _siblings(target) == []
+    fresh = tmp_path / "fresh"
+    with pytest.raises(Exception, match="assert_true|id < 50"):
+        hio.write(failing, str(fresh), "parquet", "error")
+    assert not fresh.exists() and _siblings(fresh) == []
+
+
+def test_error_mode_never_replaces_an_output_that_appeared_meanwhile(spark, tmp_path):
+    target = tmp_path / "out"
+    staging = tmp_path / "staged"
+    staging.mkdir()
+    _output(target, "someone else's")
+    with pytest.raises(FileExistsError, match="output already exists"):
+        hio._move_into_place(str(staging), str(target), "error")
+    assert (target / "part-0").read_text(encoding="utf-8") == "someone else's"
+
+
+def test_siblings_of_killed_runs_are_removed_or_put_back(spark, tmp_path):
+    dead = _dead_pid()
+    target = _output(tmp_path / "out", "current")
+    stale = _output(tmp_path / f".out.hashexpr-tmp-{dead}", "partial")
+    live = _output(tmp_path / f".out.hashexpr-tmp-{os.getppid()}", "another run's")
+    hio._remove_stale_siblings(str(target))
+    assert not stale.exists() and live.exists()
+    assert (target / "part-0").read_text(encoding="utf-8") == "current"
+    # Killed between moving the old output aside and moving the new one in: the old one comes back.
+    moved_aside = tmp_path / "gone"
+    _output(tmp_path / f".gone.hashexpr-old-{dead}", "previous")
+    hio._remove_stale_siblings(str(moved_aside))
+    assert (moved_aside / "part-0").read_text(encoding="utf-8") == "previous"
+    assert _siblings(moved_aside) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(spark, tmp_path, signum):
+    source = tmp_path / "in.parquet"
+    spark.range(4_000_000).selectExpr("id", "CAST(id AS STRING) s", "id * 0.5 d").write.parquet(str(source))
+    target = _output(tmp_path / "out.parquet", "previous")
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
+    command = [sys.executable, "-m", "hashexpr", "hash", str(source), "--out", str(target), "--mode", "overwrite"]
+    run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not _siblings(target) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _siblings(target), "the run ended before it began to write"
+    run.send_signal(signum)
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == {signal.SIGTERM: 143, signal.SIGINT: 130}[signum], stderr
+    assert [p.name for p in target.iterdir()] == ["part-0"]
+    assert (target / "part-0").read_text(encoding="utf-8") == "previous"
+    assert _siblings(target) == [], stderr
