@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import mmh3
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -26,6 +25,7 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+from spark_conf import FOLDING_RULES, spark_conf
 
 from hashexpr import reference
 
@@ -37,16 +37,12 @@ SCHEMA = StructType([
 
 #: Execution modes: Spark's default (local rows are evaluated on the driver, interpreted), and generated code
 #: with constant folding and local-relation conversion off, so that the projection runs as generated code.
-FOLDING = ",".join(
-    "org.apache.spark.sql.catalyst.optimizer." + rule
-    for rule in ("ConstantFolding", "ConvertToLocalRelation", "FoldablePropagation")
-)
 MODES = {
     "interpreted": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
     "codegen": {
         "spark.sql.codegen.factoryMode": "CODEGEN_ONLY",
         "spark.sql.codegen.wholeStage": "true",
-        "spark.sql.optimizer.excludedRules": FOLDING,
+        "spark.sql.optimizer.excludedRules": FOLDING_RULES,
     },
 }
 
@@ -77,13 +73,6 @@ LEAVES = [
 ]
 
 
-def _key(values: list[Any], types: list[DataType]) -> bytes:
-    """record_key without options, built from docs/FORMAT.md section 9."""
-    data = b"\x82" + reference.encode_value("", StringType()) + len(values).to_bytes(4, "little")
-    data += b"".join(reference.encode_value(v, t) for v, t in zip(values, types))
-    return mmh3.mmh3_x64_128_digest(data, reference.SEED)
-
-
 def _call(function: str, args: list[Node], dtype: DataType, compute: Callable[[list[Any]], Any]) -> Node:
     sql = f"{function}({', '.join(a.sql for a in args)})"
     name = f"{function}({', '.join(a.name for a in args)})"
@@ -97,7 +86,7 @@ def _record_hash(args: list[Node]) -> Node:
 
 def _record_key(args: list[Node]) -> Node:
     types = [a.dtype for a in args]
-    return _call("record_key", args, BinaryType(), lambda vs: _key(vs, types))
+    return _call("record_key", args, BinaryType(), lambda vs: reference.record_key(vs, types))
 
 
 def _by_name(args: list[Node]) -> Node:
@@ -152,17 +141,8 @@ def modes(spark):
 
     def run(f: Callable[[str], None]) -> None:
         for mode, conf in MODES.items():
-            before = {k: spark.conf.get(k, None) for k in conf}
-            try:
-                for k, v in conf.items():
-                    spark.conf.set(k, v)
+            with spark_conf(spark, conf):
                 f(mode)
-            finally:
-                for k, v in before.items():
-                    if v is None:
-                        spark.conf.unset(k)
-                    else:
-                        spark.conf.set(k, v)
 
     return run
 

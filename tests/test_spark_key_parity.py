@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql.types import StringType
+from spark_conf import FOLDING_RULES, spark_conf
 
 from hashexpr.reference import record_key
 
@@ -18,10 +19,6 @@ STRING = StringType()
 BATCH = 256
 MAX_CODE_POINT = 0x10FFFF
 
-FOLDING_RULES = ",".join(
-    "org.apache.spark.sql.catalyst.optimizer." + rule
-    for rule in ("ConstantFolding", "ConvertToLocalRelation", "FoldablePropagation")
-)
 MODES = {
     "interpreted": ("NO_CODEGEN", "false"),
     "codegen": ("CODEGEN_ONLY", "true"),
@@ -38,17 +35,8 @@ def execution_mode(spark, name: str):
         "spark.sql.codegen.wholeStage": whole_stage,
         "spark.sql.optimizer.excludedRules": FOLDING_RULES,
     }
-    previous = {key: spark.conf.get(key, None) for key in confs}
-    for key, value in confs.items():
-        spark.conf.set(key, value)
-    try:
+    with spark_conf(spark, confs):
         yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
 
 
 @pytest.fixture(params=list(MODES), ids=list(MODES))
