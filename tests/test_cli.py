@@ -6,12 +6,9 @@ expected hashes come from ``record_hash`` in SQL in the ``spark`` fixture's sess
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -50,72 +47,12 @@ JSON_ROWS = [
 # A column named `a.b` beside a struct `a` with a field `b`: --by a.b names the column.
 DOTTED_ROWS = [{"id": i, "a.b": v, "a": {"b": "same"}} for i, v in enumerate(["y", "x", "y"])]
 
-# The one line the JVM itself prints when Spark enables the Vector API; no setting turns it off.
-_JVM_NOTICE = "WARNING: Using incubator modules"
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
-    return env
-
-
-def _cli(*args: str | Path) -> subprocess.CompletedProcess:
-    """Run ``python -m hashexpr ARGS`` on this checkout's sources."""
-    command = [sys.executable, "-m", "hashexpr", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=600, check=False)
-
-
-# For runs this short, the JVM's optimising compiler costs more CPU than it saves; passing the option also
-# checks that --conf adds to the command line's own JVM options (its quiet logging stays on).
-_QUICK_JVM = ["--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"]
-
-
-def _cli_all(commands: dict[str, list[str | Path]], logs: Path) -> dict[str, subprocess.CompletedProcess]:
-    """Run several command lines that start Spark at once, so that their JVM starts overlap."""
-    with contextlib.ExitStack() as stack:
-        started = {}
-        for name, args in commands.items():
-            args = [*args, *_QUICK_JVM]
-            # Files, not pipes: a process never blocks on output nobody reads until it is done.
-            out, err = (
-                stack.enter_context(open(logs / f"{name}.{s}", "w+", encoding="utf-8"))
-                for s in ("out", "err")
-            )
-            command = [sys.executable, "-m", "hashexpr", *map(str, args)]
-            started[name] = (
-                subprocess.Popen(command, stdout=out, stderr=err, text=True, env=_env()),
-                out,
-                err,
-            )
-        done = {}
-        for name, (process, out, err) in started.items():
-            returncode = process.wait(timeout=600)
-            out.seek(0)
-            err.seek(0)
-            done[name] = subprocess.CompletedProcess(process.args, returncode, out.read(), err.read())
-        return done
-
-
-def _ok(run: subprocess.CompletedProcess) -> str:
-    assert run.returncode == 0, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    return run.stdout
-
-
-def _one_error_line(run: subprocess.CompletedProcess) -> str:
-    """The error message of a failed run, checked to be a single line with no stack trace."""
-    assert run.returncode == 2, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    lines = [line for line in run.stderr.splitlines() if line.strip() and not line.startswith(_JVM_NOTICE)]
-    assert len(lines) == 1, run.stderr
-    assert lines[0].startswith("hashexpr: error: "), run.stderr
-    assert run.stdout == ""
-    return lines[0].removeprefix("hashexpr: error: ")
-
-
-def _summary(stdout: str) -> dict[str, str]:
-    """The summary's ``label  value`` lines as a dict."""
-    pairs = (line.split("  ", 1) for line in stdout.splitlines() if "  " in line)
-    return {label.strip(): value.strip() for label, value in pairs}
+from cli_runner import JVM_NOTICE as _JVM_NOTICE
+from cli_runner import cli as _cli
+from cli_runner import cli_all as _cli_all
+from cli_runner import ok as _ok
+from cli_runner import one_error_line as _one_error_line
+from cli_runner import summary as _summary
 
 
 def _expected(df, columns: str = "*") -> list[tuple]:
@@ -252,7 +189,8 @@ def test_fingerprint_by_prints_one_line_per_group(spark, inputs, runs):
 
     csv = spark.read.csv(str(inputs["csv"]), header=True, inferSchema=True)
     groups = hx.fingerprints_by(csv, "name").orderBy("name").collect()
-    expected = [f"{g['name']}\t{g['fingerprint']}" for g in groups]
+    # A NULL group prints as NULL.
+    expected = [f"{'NULL' if g['name'] is None else g['name']}\t{g['fingerprint']}" for g in groups]
     assert _ok(runs["fingerprint by"]).splitlines() == expected
     assert len(expected) == 4
 
@@ -292,9 +230,11 @@ def test_unknown_column_lists_the_available_ones(outputs, runs):
     assert not (outputs / "x.parquet").exists()
 
 
-def test_spark_failure_ends_in_one_line_without_stack_traces(runs):
+def test_a_bad_file_ends_in_one_line_without_stack_traces(runs):
+    # Spark finds it only while a job runs, but it is an input error: exit status 2.
     run = runs["corrupt"]
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == 2, run.stderr
+    assert len(run.stderr.splitlines()) == 1, run.stderr
     last = run.stderr.splitlines()[-1]
     assert last.startswith("hashexpr: error: org.apache.spark.SparkException: [FAILED_READ_FILE"), run.stderr
     assert "corrupt.parquet" in last
@@ -302,6 +242,8 @@ def test_spark_failure_ends_in_one_line_without_stack_traces(runs):
 
 
 FORMATS = "parquet, csv, json, orc"
+INPUT_FORMATS = f"{FORMATS}, delta, iceberg"
+OUTPUT_FORMATS = f"{FORMATS}, delta"
 
 
 @pytest.mark.parametrize(
@@ -322,12 +264,12 @@ FORMATS = "parquet, csv, json, orc"
         ),
         pytest.param(
             ["rows.csv", "--format", "xml", "--out", "o"],
-            f"unknown format 'xml': use one of {FORMATS}",
+            f"unknown format 'xml': use one of {INPUT_FORMATS}",
             id="unknown --format",
         ),
         pytest.param(
             ["rows.csv", "--out", "o", "--out-format", "avro"],
-            f"unknown format 'avro': use one of {FORMATS}",
+            f"unknown format 'avro': use one of {OUTPUT_FORMATS}",
             id="unknown --out-format",
         ),
         pytest.param(
@@ -389,7 +331,7 @@ def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, mo
     (tmp_path / "taken.parquet").mkdir()
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "in.csv").write_text(CSV, encoding="utf-8")
-    run = _cli("hash", *args)
+    run = _cli("hash", *args, "--verbose")
     assert _one_error_line(run) == message
     # Nothing was written, and Spark never started (it would have printed the JVM's notice).
     assert not (tmp_path / "o").exists() and not (tmp_path / "o.parquet").exists()
@@ -414,7 +356,7 @@ def test_diff_never_writes_over_its_inputs(out, message, tmp_path, monkeypatch):
     (tmp_path / "snap").mkdir()
     (tmp_path / "snap" / "old.csv").write_text(CSV, encoding="utf-8")
     old = "snap/old.csv" if out == "snap" else "old.csv"
-    run = _cli("diff", old, "new.csv", "--key", "id", "--out", out, "--mode", "overwrite")
+    run = _cli("diff", old, "new.csv", "--key", "id", "--out", out, "--mode", "overwrite", "--verbose")
     assert _one_error_line(run) == message
     assert all((tmp_path / n).read_text(encoding="utf-8") == CSV for n in ("old.csv", "new.csv", "snap/old.csv"))
     assert _JVM_NOTICE not in run.stderr

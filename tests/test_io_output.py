@@ -84,22 +84,86 @@ def test_siblings_of_killed_runs_are_removed_or_put_back(spark, tmp_path):
     assert _siblings(moved_aside) == []
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(spark, tmp_path, signum):
+def _start_writing(spark, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """A command-line run that overwrites ``out.parquet`` (holding "previous"), once its write has begun."""
     source = tmp_path / "in.parquet"
     spark.range(4_000_000).selectExpr("id", "CAST(id AS STRING) s", "id * 0.5 d").write.parquet(str(source))
     target = _output(tmp_path / "out.parquet", "previous")
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
     command = [sys.executable, "-m", "hashexpr", "hash", str(source), "--out", str(target), "--mode", "overwrite"]
-    run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while not _siblings(target) and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _siblings(target), "the run ended before it began to write"
+    return run, target
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Spark's JVM, for the command line's Python)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # The command name, in parentheses, can hold spaces: the parent's pid is the 2nd field after it.
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _previous_output_is_intact(target: Path) -> None:
+    assert [p.name for p in target.iterdir()] == ["part-0"]
+    assert (target / "part-0").read_text(encoding="utf-8") == "previous"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(spark, tmp_path, signum):
+    run, target = _start_writing(spark, tmp_path)
     run.send_signal(signum)
     _, stderr = run.communicate(timeout=300)
     assert run.returncode == {signal.SIGTERM: 143, signal.SIGINT: 130}[signum], stderr
-    assert [p.name for p in target.iterdir()] == ["part-0"]
-    assert (target / "part-0").read_text(encoding="utf-8") == "previous"
+    # One line, no py4j traceback.
+    assert stderr.splitlines() == [f"hashexpr: error: {'terminated' if signum == signal.SIGTERM else 'interrupted'}"]
+    _previous_output_is_intact(target)
+    assert _siblings(target) == [], stderr
+
+
+def test_a_killed_driver_leaves_the_previous_output_and_the_next_run_cleans_up(spark, tmp_path):
+    run, target = _start_writing(spark, tmp_path)
+    jvm = _children(run.pid)
+    run.kill()
+    run.communicate(timeout=300)
+    # The JVM ends when its Python goes (its stdin closes); until then its tasks may still write.
+    deadline = time.monotonic() + 120
+    while any(Path(f"/proc/{pid}").exists() for pid in jvm) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _previous_output_is_intact(target)
+    assert all(name.startswith(".out.parquet.hashexpr-tmp-") for name in _siblings(target))
+    rerun = subprocess.run(
+        [sys.executable, "-m", "hashexpr", "hash", str(tmp_path / "in.parquet"), "--out", str(target),
+         "--mode", "overwrite", "--columns", "id"],
+        env=_env(), capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr
+    assert _siblings(target) == []
+    assert spark.read.parquet(str(target)).count() == 4_000_000
+
+
+def test_a_killed_jvm_ends_the_run_in_one_line_with_the_previous_output(spark, tmp_path):
+    run, target = _start_writing(spark, tmp_path)
+    (jvm,) = _children(run.pid)
+    os.kill(jvm, signal.SIGKILL)
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 3, stderr
+    (line,) = stderr.splitlines()
+    assert line.startswith("hashexpr: error: Spark's JVM ended unexpectedly"), stderr
+    _previous_output_is_intact(target)
     assert _siblings(target) == [], stderr

@@ -1,75 +1,88 @@
 """The ``hashexpr`` command line.
 
-``hashexpr jar`` prints the path of hashexpr's jar; ``hashexpr hash INPUT --out OUTPUT`` adds a record-hash
-column to a Parquet, CSV, JSON or ORC file with an embedded Spark. Each subcommand is one ``_run_*`` function
-registered by one ``_add_*`` function; Spark sessions, file formats and summaries are shared helpers.
+``hashexpr jar`` prints the path of hashexpr's jar; ``hashexpr hash``, ``fingerprint``, ``diff`` and
+``collisions`` run on data files and tables with an embedded Spark. Each subcommand is one ``_run_*``
+function registered by one ``_add_*`` function; it returns an :class:`Outcome` (exit status, result lines,
+summary, the ``--json`` report), which :func:`main` prints. The Spark session is set up in
+:mod:`hashexpr.cli_session`, inputs in :mod:`hashexpr.sources`, outputs in :mod:`hashexpr.io`.
 See ``docs/CLI.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
+import json
+import re
 import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-import warnings
+import traceback
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TextIO
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import hashexpr as hx
+from hashexpr import cli_session, cli_signals
 from hashexpr import io as hio
 from hashexpr import names as hnames
+from hashexpr import sources as hsources
+from hashexpr.cli_session import PROG
+from hashexpr.errors import SchemaMismatchError
 from hashexpr.fingerprint import FINGERPRINT_COLUMN
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
-PROG = "hashexpr"
-
-#: Exit status of a run that failed on its input: a bad argument, a missing file, an unknown column.
+#: Exit status: done, nothing found.
+EXIT_OK = 0
+#: Exit status: done, and something was found (differences, collisions, a fingerprint other than expected).
+EXIT_FINDINGS = 1
+#: Exit status: the arguments or the input are wrong (a missing file, an unknown column, malformed data).
 EXIT_USAGE = 2
-#: Exit status of a run that failed inside Spark for another reason.
-EXIT_FAILURE = 1
+#: Exit status: Spark failed for another reason.
+EXIT_SPARK = 3
+#: Exit status: interrupted (Ctrl-C, SIGINT).
+EXIT_INTERRUPTED = 130
+#: Exit status: terminated (SIGTERM).
+EXIT_TERMINATED = 143
 
-# Spark's default logging prints INFO and WARN lines to the terminal while it starts; a command line shows
-# its own summary and only the errors. A configuration file is the only setting log4j reads that early.
-# Spark gives an interactive driver the level of the logger named after its main class, WARN unless that
-# logger is configured, so those loggers are set too. Logged errors leave out their stack traces: the
-# command ends with the error's message.
-_LOG4J2_PROPERTIES = """\
-rootLogger.level = error
-logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
-logger.gateway.level = error
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
-rootLogger.appenderRef.stderr.ref = stderr
-appender.stderr.type = Console
-appender.stderr.name = stderr
-appender.stderr.target = SYSTEM_ERR
-appender.stderr.layout.type = PatternLayout
-appender.stderr.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-appender.stderr.layout.alwaysWriteExceptions = false
-"""
-
-# Errors caused by what the user asked for: reported in one line, with EXIT_USAGE.
+# Errors caused by what the user asked for.
 _USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, PySparkException)
+
+# Spark errors about the input data itself (a file that is not what its format says, a malformed record in
+# FAILFAST mode): input errors, though Spark finds them only while a job runs.
+_INPUT_ERROR_CLASSES = ("FAILED_READ_FILE", "MALFORMED_RECORD_IN_PARSING", "MALFORMED_CSV_RECORD")
+
+
+@dataclass
+class Outcome:
+    """What a subcommand found: printed by :func:`main` as text, or as one JSON object with ``--json``."""
+
+    #: The exit status.
+    status: int = EXIT_OK
+    #: The command's result (a fingerprint, one line per group or problem), for stdout.
+    lines: list[str] = field(default_factory=list)
+    #: ``label  value`` lines after the result.
+    summary: list[tuple[str, str]] = field(default_factory=list)
+    #: Whether the summary goes to stderr, leaving stdout to the result lines.
+    summary_to_stderr: bool = False
+    #: A one-line message for stderr (a mismatch, differences found).
+    message: str | None = None
+    #: The ``--json`` object.
+    report: dict[str, Any] = field(default_factory=dict)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hashexpr`` command line and return its exit status.
 
-    Errors in the user's input (a missing file, an unknown column or format, ...) print one line to stderr
-    and return ``2``; other failures inside Spark print one line and return ``1``.
+    ``0``: done; ``1``: done, with findings (differences with ``diff --exit-code``, collisions, a fingerprint
+    other than ``--expect``); ``2``: a wrong argument or input; ``3``: Spark failed; ``130`` and ``143``:
+    interrupted by SIGINT (Ctrl-C) or SIGTERM. Every error is one line on stderr.
 
     Parameters
     ----------
@@ -79,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status: ``0`` on success.
+        The exit status.
 
     Examples
     --------
@@ -88,60 +101,100 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     args = build_parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], int] = args.run
-    # SIGTERM ends the run as Ctrl-C does, through the clean-up that removes a half-written output.
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
-    try:
-        return run(args)
-    except KeyboardInterrupt:
-        _abandon()
-        _error("interrupted")
-        return 130
-    except _Terminated:
-        _abandon()
-        _error("terminated")
-        return 143
-    except _USER_ERRORS as exc:
-        _error(_first_line(exc))
-        return EXIT_USAGE
-    except Py4JJavaError as exc:
-        # str(exc) is the whole JVM stack trace; the Java exception's own text leads with its message.
-        _error(_first_line(exc.java_exception))
-        return EXIT_FAILURE
-    finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _stop(spark: SparkSession) -> None:
-    """Stop Spark; after an interrupt its gateway can be gone already, which must not hide the interrupt."""
-    with contextlib.suppress(Py4JError):
-        spark.stop()
-
-
-def _abandon() -> None:
-    """After an interrupt: end the Spark JVM, so that no task writes any more, then remove unfinished outputs."""
-    from pyspark import SparkContext
-
-    gateway = getattr(SparkContext, "_gateway", None)
-    process = getattr(gateway, "proc", None)
-    if process is not None and process.poll() is None:
-        process.terminate()
+    run: Callable[[argparse.Namespace], Outcome] = args.run
+    verbose = getattr(args, "verbose", False)
+    as_json = getattr(args, "json", False)
+    started = time.monotonic()
+    with cli_signals.handled():
         try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    hio.discard_unfinished()
+            outcome = run(args)
+            signum = cli_signals.received()
+            if signum is not None:
+                raise cli_signals.Interrupted(signum)
+        except BaseException as exc:  # noqa: BLE001 - every ending is reported the same way
+            status, message = _failure(exc)
+            if verbose and status == EXIT_SPARK:
+                traceback.print_exc()
+            if as_json:
+                _print_json({"command": args.command, "exit_status": status, "error": message})
+            _error(message)
+            return status
+    elapsed = time.monotonic() - started
+    if as_json:
+        _print_json(
+            {
+                "command": args.command,
+                "exit_status": outcome.status,
+                **outcome.report,
+                "elapsed_seconds": round(elapsed, 3),
+            }
+        )
+    else:
+        for line in outcome.lines:
+            print(line)
+        if outcome.summary:
+            stream = sys.stderr if outcome.summary_to_stderr else sys.stdout
+            _print_summary([*outcome.summary, ("elapsed", f"{elapsed:.1f} s")], stream)
+    if outcome.message:
+        print(f"{PROG}: {outcome.message}", file=sys.stderr)
+    return outcome.status
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised where the run is, so that its clean-up runs."""
+def _failure(exc: BaseException) -> tuple[int, str]:
+    """The exit status and one-line message of a run that ended with ``exc``; cleans up after Spark."""
+    if isinstance(exc, SystemExit):
+        raise exc
+    # After a signal, whatever failed (the cancelled job, the call the signal cut short) was the signal.
+    signum = cli_signals.received()
+    if signum is None and isinstance(exc, KeyboardInterrupt):
+        signum = signal.SIGINT
+    if signum is not None:
+        cli_session.abandon()
+        return cli_signals.EXIT_STATUS[signum], "terminated" if signum == signal.SIGTERM else "interrupted"
+    if isinstance(exc, cli_session.SparkStartError):
+        return EXIT_SPARK, str(exc)
+    if isinstance(exc, SchemaMismatchError):
+        problems = "; ".join(exc.problems)
+        return EXIT_USAGE, (
+            f"the schemas of old and new differ: {problems}. Pass --columns A,B,... to compare chosen "
+            "columns (present on both sides), or --exclude the others"
+        )
+    if isinstance(exc, _USER_ERRORS):
+        return EXIT_USAGE, _first_line(exc)
+    if isinstance(exc, Py4JJavaError):
+        message = _java_message(exc.java_exception)
+        status = EXIT_USAGE if any(f"[{c}" in message for c in _INPUT_ERROR_CLASSES) else EXIT_SPARK
+        return status, message
+    if isinstance(exc, (Py4JError, ConnectionError)):
+        # The JVM went away (killed, out of memory): what it was writing is unfinished.
+        cli_session.abandon()
+        return EXIT_SPARK, f"Spark's JVM ended unexpectedly ({_first_line(exc)})"
+    if isinstance(exc, Exception):
+        return EXIT_SPARK, f"{type(exc).__name__}: {_first_line(exc)}"
+    raise exc
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise _Terminated
+def _java_message(java_exception: Any) -> str:
+    """The most telling line of a JVM exception: the deepest cause with an error class, else the top one.
+
+    A failed job's exception says "Job aborted due to stage failure" and names the task; its cause says what
+    went wrong (``[MALFORMED_RECORD_IN_PARSING] ...``).
+    """
+    top = _first_line(java_exception)
+    best = None
+    cause = java_exception
+    for _ in range(20):
+        try:
+            text = str(cause.getMessage() or "")
+            name = cause.getClass().getName()
+            cause = cause.getCause()
+        except Py4JError:
+            break
+        if text.startswith("["):
+            best = f"{name}: {_first_line(text)}"
+        if cause is None:
+            break
+    return best or top
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -169,16 +222,16 @@ def build_parser() -> argparse.ArgumentParser:
         version=f"%(prog)s {hx.__version__} (hash format v{hx.FORMAT_VERSION})",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    spark_options = _spark_options()
+    common = _common_options()
     _add_jar(commands)
-    _add_hash(commands, spark_options)
-    _add_fingerprint(commands, spark_options)
-    _add_diff(commands, spark_options)
-    _add_collisions(commands, spark_options)
+    _add_hash(commands, common)
+    _add_fingerprint(commands, common)
+    _add_diff(commands, common)
+    _add_collisions(commands, common)
     return parser
 
 
-def _spark_options() -> argparse.ArgumentParser:
+def _common_options() -> argparse.ArgumentParser:
     """The options of every subcommand that starts Spark, as a parent parser."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("Spark")
@@ -192,13 +245,29 @@ def _spark_options() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        type=_conf_pair,
+        type=_pair,
         help="a Spark setting, e.g. --conf spark.driver.memory=4g; may be repeated",
+    )
+    reading = parent.add_argument_group("reading")
+    reading.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_pair,
+        help="an option of Spark's reader, e.g. --option mode=FAILFAST or --option multiLine=true; may be "
+        "repeated",
+    )
+    reading.add_argument("--schema", metavar="DDL", help="read with this schema, e.g. 'id INT, name STRING'")
+    output = parent.add_argument_group("output")
+    output.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of text")
+    output.add_argument(
+        "--verbose", action="store_true", help="show Spark's warnings and the stack trace of an error"
     )
     return parent
 
 
-def _conf_pair(text: str) -> tuple[str, str]:
+def _pair(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
@@ -206,12 +275,65 @@ def _conf_pair(text: str) -> tuple[str, str]:
 
 
 def _add_input(parser: argparse.ArgumentParser) -> None:
-    """INPUT and --format, shared by the subcommands that read one data file."""
-    parser.add_argument("input", metavar="INPUT", help="a file, a directory of part files, or a glob")
+    """INPUT, --table, --format and time travel, for the subcommands that read one input."""
+    parser.add_argument(
+        "input",
+        metavar="INPUT",
+        nargs="?",
+        help="a file, a directory of part files, a glob, or a table's directory",
+    )
+    parser.add_argument("--table", metavar="NAME", help="a catalog table (db.t) instead of INPUT")
     parser.add_argument(
         "--format",
         metavar="FORMAT",
-        help=f"INPUT's format: {', '.join(hio.FORMATS)} (default: from INPUT's extension)",
+        help=f"INPUT's format: {', '.join(hsources.INPUT_FORMATS)} (default: from INPUT)",
+    )
+    parser.add_argument("--version", type=int, metavar="N", help="a Delta table as of this version")
+    parser.add_argument("--timestamp", metavar="TIME", help="a Delta table as of this time")
+
+
+def _source(
+    args: argparse.Namespace, path: str | None, table: str | None, prefix: str = ""
+) -> hsources.Source:
+    """The input of ``path`` or ``table`` with the reading options of ``args`` (time travel under ``prefix``)."""
+    return hsources.source(
+        path,
+        table=table,
+        fmt=args.format,
+        version=getattr(args, f"{prefix}version"),
+        timestamp=getattr(args, f"{prefix}timestamp"),
+        options=dict(args.option),
+        schema=args.schema,
+        available=hsources.available_table_formats(dict(args.conf)),
+    )
+
+
+def _check_output(args: argparse.Namespace, out_fmt: str, inputs: Sequence[hsources.Source]) -> str:
+    """Check OUTPUT against the inputs and its format's library; return the mode, lower-cased."""
+    if out_fmt == "delta":
+        hsources.require_library(
+            "delta", args.out, hsources.available_table_formats(dict(args.conf)), writing=True
+        )
+    return hio.check_output(args.out, args.mode, [s.path for s in inputs if s.path is not None])
+
+
+def _session(args: argparse.Namespace, formats: Sequence[str]) -> AbstractContextManager[SparkSession]:
+    return cli_session.spark_session(args.master, args.conf, formats, args.verbose)
+
+
+def _add_output(
+    parser: argparse.ArgumentParser, what: str, formats: Sequence[str] = hio.OUTPUT_FORMATS
+) -> None:
+    parser.add_argument(
+        "--out-format",
+        metavar="FORMAT",
+        help=f"OUTPUT's format: {', '.join(formats)} (default: from OUTPUT's extension, else parquet)",
+    )
+    parser.add_argument(
+        "--mode",
+        default="error",
+        metavar="MODE",
+        help=f"error: fail when {what} exists (default); overwrite: replace it",
     )
 
 
@@ -228,27 +350,26 @@ def _add_jar(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_run_jar)
 
 
-def _run_jar(args: argparse.Namespace) -> int:
+def _run_jar(args: argparse.Namespace) -> Outcome:
     """``hashexpr jar``: print the jar's absolute path."""
-    print(hx.jar_path())
-    return 0
+    path = hx.jar_path()
+    return Outcome(lines=[path], report={"jar": path})
 
 
 # --- hashexpr hash -----------------------------------------------------------------------------------------
 
 
-def _add_hash(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
-    formats = ", ".join(hio.FORMATS)
+def _add_hash(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
         "hash",
-        parents=[spark_options],
-        help="add a record-hash column to a data file",
+        parents=[common],
+        help="add a record-hash column (and a key column) to a data file or table",
         description=(
             "Read INPUT, add a column with record_hash of the chosen columns (default: every column, in order) "
-            "and write OUTPUT. CSV is read with header=true and inferSchema=true. Spark runs embedded "
-            "unless --master names a cluster."
+            "and, with --key, a column with record_key of the key columns, and write OUTPUT. Spark runs "
+            "embedded unless --master names a cluster."
         ),
-        epilog=f"Example: {PROG} hash flights.parquet --out flights_hashed.parquet --columns carrier,flight",
+        epilog=f"Example: {PROG} hash flights.parquet --out flights_hashed.parquet --key carrier,flight,time_hour",
     )
     _add_input(parser)
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="the output directory to write")
@@ -257,88 +378,137 @@ def _add_hash(commands: argparse._SubParsersAction, spark_options: argparse.Argu
         metavar="A,B,...",
         help="comma-separated columns to hash, in this order (default: every column, as record_hash(*))",
     )
+    parser.add_argument("--exclude", metavar="A,B,...", help="hash every column but these")
     parser.add_argument(
-        "--out-format",
-        metavar="FORMAT",
-        help=f"OUTPUT's format: {formats} (default: from OUTPUT's extension, else parquet)",
+        "--key",
+        metavar="A,B,...",
+        help="also add record_key of these business-key columns (see docs/KEYS.md)",
     )
+    _add_output(parser, "OUTPUT")
     parser.add_argument(
         "--hex",
         action="store_true",
-        help="write the hash as a 32-character upper-case hex string, as SQL hex(), instead of 16 bytes "
+        help="write the hashes as 32-character upper-case hex strings, as SQL hex(), instead of 16 bytes "
         "(required for CSV output)",
     )
     parser.add_argument(
         "--column-name", default="record_hash", help="name of the hash column (default: %(default)s)"
     )
     parser.add_argument(
-        "--mode",
-        default="error",
-        metavar="MODE",
-        help="error: fail when OUTPUT exists (default); overwrite: replace it",
+        "--key-column-name", default="record_key", help="name of the --key column (default: %(default)s)"
     )
     parser.set_defaults(run=_run_hash)
 
 
-def _run_hash(args: argparse.Namespace) -> int:
-    """``hashexpr hash``: read, add the hash column, write, and print a summary."""
-    started = time.monotonic()
+def _run_hash(args: argparse.Namespace) -> Outcome:
+    """``hashexpr hash``: read, add the hash column (and the key column), write, and sum up."""
     # Everything that can be checked without Spark is, so that a typo costs no JVM start.
-    hio.check_input(args.input)
-    in_fmt = hio.input_format(args.input, args.format)
+    src = _source(args, args.input, args.table)
     out_fmt = hio.output_format(args.out, args.out_format)
     if not args.hex and not hio.holds_binary(out_fmt):
         raise ValueError(f"{out_fmt.upper()} cannot hold the binary hash: add --hex to write it as hex text")
-    requested = _parse_columns(args.columns)
-    args.mode = hio.check_output(args.out, args.mode, [args.input])
+    requested = _parse_columns(args.columns, "--columns")
+    excluded = _parse_columns(args.exclude, "--exclude")
+    if requested and excluded:
+        raise ValueError("--columns and --exclude both choose the columns: pass one of them")
+    key = _parse_columns(args.key, "--key")
+    new_columns = [args.column_name] + ([args.key_column_name] if key else [])
+    if len({n.lower() for n in new_columns}) < len(new_columns):
+        raise ValueError("--column-name and --key-column-name are the same: name them differently")
+    args.mode = _check_output(args, out_fmt, [src])
 
-    spark = _session(args.master, args.conf)
-    try:
-        df = hio.read(spark, args.input, in_fmt)
-        columns = resolve_columns(df.columns, requested)
+    with _session(args, [src.fmt, out_fmt]) as spark:
+        df = src.read(spark)
+        columns = _chosen(df.columns, requested, excluded)
+        key_columns = resolve_columns(df.columns, key) if key else []
         # Spark matches names ignoring case, so `Record_Hash` in the input would clash too.
-        if args.column_name.lower() in {c.lower() for c in df.columns}:
-            raise ValueError(
-                f"column {args.column_name!r} already exists in {args.input}: name the hash column "
-                "otherwise with --column-name"
-            )
-        hash_column = _hash_column(columns if requested else None, args.hex)
-        hashed = df.select("*", hash_column.alias(args.column_name))
+        for name in new_columns:
+            if name.lower() in {c.lower() for c in df.columns}:
+                option = "--column-name" if name == args.column_name else "--key-column-name"
+                raise ValueError(
+                    f"column {name!r} already exists in the input: name it otherwise with {option}"
+                )
+        added = []
+        if key_columns:
+            keyed = hx.record_key(*map(hnames.column, key_columns))
+            added.append(_hex_if(keyed, args.hex).alias(args.key_column_name))
+        row_hash = hx.record_hash(*_hash_args(columns, requested or excluded))
+        added.append(_hex_if(row_hash, args.hex).alias(args.column_name))
+        hashed = df.select("*", *added)
         hio.write(hashed, args.out, out_fmt, args.mode)
-        rows, distinct = _count_hashes(hio.read(spark, args.out, out_fmt, hashed.schema), args.column_name)
-    finally:
-        _stop(spark)
+        counts = _count_distinct(hio.read(spark, args.out, out_fmt, hashed.schema), new_columns)
+        time_zone = _time_zone(spark, [src])
 
+    rows = counts["rows"]
+    distinct = counts[args.column_name]
     hash_type = "STRING (hex)" if args.hex else "BINARY(16)"
-    _print_summary(
-        [
-            ("input", f"{args.input} ({in_fmt})"),
-            ("rows read", f"{rows:,}"),
-            ("columns hashed", f"{len(columns)} of {len(df.columns)}: {_preview(columns)}"),
-            ("output", f"{args.out} ({out_fmt}), column {args.column_name} {hash_type}"),
-            ("distinct hashes", f"{distinct:,} of {rows:,} rows ({_count(rows - distinct, 'duplicate')})"),
-            ("elapsed", f"{time.monotonic() - started:.1f} s"),
-        ]
-    )
-    return 0
+    summary = [
+        ("input", src.label()),
+        ("rows read", f"{rows:,}"),
+        ("columns hashed", f"{len(columns)} of {len(df.columns)}: {_preview(columns)}"),
+        ("output", f"{args.out} ({out_fmt}), column {args.column_name} {hash_type}"),
+        ("distinct hashes", f"{distinct:,} of {rows:,} rows ({_count(rows - distinct, 'duplicate')})"),
+    ]
+    report: dict[str, Any] = {
+        "input": src.as_dict(),
+        "output": {"path": args.out, "format": out_fmt},
+        "rows": rows,
+        "columns_hashed": columns,
+        "hash_column": args.column_name,
+        "distinct_hashes": distinct,
+    }
+    if key_columns:
+        distinct_keys = counts[args.key_column_name]
+        summary.append(
+            (
+                "key column",
+                f"{args.key_column_name} of {', '.join(key_columns)}: {distinct_keys:,} distinct keys",
+            )
+        )
+        report.update(key_columns=key_columns, key_column=args.key_column_name, distinct_keys=distinct_keys)
+    if time_zone:
+        summary.insert(1, ("time zone", time_zone))
+        report["time_zone"] = time_zone
+    return Outcome(summary=summary, report=report)
+
+
+def _hash_args(columns: Sequence[str], chosen: bool) -> list[Column | str]:
+    """``*`` for every column (as ``record_hash(*)`` in SQL), else the columns by name."""
+    return [hnames.column(name) for name in columns] if chosen else ["*"]
+
+
+def _hex_if(column: Column, as_hex: bool) -> Column:
+    return F.hex(column) if as_hex else column
+
+
+def _count_distinct(written: DataFrame, columns: Sequence[str]) -> dict[str, int]:
+    """The rows of the written output, and the distinct values of each of ``columns`` in it."""
+    # Reading back a few columns of the output is cheaper than hashing the input a second time.
+    aggregates = [F.count(F.lit(1)).alias("rows")]
+    aggregates += [F.count_distinct(hnames.column(c)).alias(f"d{i}") for i, c in enumerate(columns)]
+    row = written.agg(*aggregates).first()
+    return {"rows": int(row["rows"]), **{c: int(row[f"d{i}"]) for i, c in enumerate(columns)}}
 
 
 # --- hashexpr fingerprint ----------------------------------------------------------------------------------
 
+_FINGERPRINT = re.compile(r"hx1:[0-9a-f]{64}", re.IGNORECASE)
 
-def _add_fingerprint(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
+
+def _add_fingerprint(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
         "fingerprint",
-        parents=[spark_options],
-        help="print the order-independent fingerprint of a data file",
+        parents=[common],
+        help="print the order-independent fingerprint of a data file or table",
         description=(
             "Print dataset_fingerprint of INPUT: one value that does not depend on row order or partitioning "
             "and changes when a value, a row, a duplicate, a column name or a type changes. With --by, one "
             "fingerprint per group instead."
         ),
-        epilog=f"Example: {PROG} fingerprint flights.parquet --by year,month",
+        epilog=f"Example: {PROG} fingerprint flights.parquet --expect hx1:...",
     )
     _add_input(parser)
+    parser.add_argument("--exclude", metavar="A,B,...", help="fingerprint every column but these")
     parser.add_argument("--by", metavar="A,B,...", help="comma-separated grouping columns")
     parser.add_argument(
         "--limit",
@@ -346,119 +516,282 @@ def _add_fingerprint(commands: argparse._SubParsersAction, spark_options: argpar
         default=100,
         help="with --by, print at most this many groups (default: %(default)s)",
     )
+    parser.add_argument(
+        "--out", metavar="OUTPUT", help="with --by, write every group's fingerprint here instead of printing"
+    )
+    _add_output(parser, "OUTPUT")
+    parser.add_argument(
+        "--expect", metavar="hx1:...", help="exit with status 1 unless the fingerprint is this one"
+    )
     parser.set_defaults(run=_run_fingerprint)
 
 
-def _run_fingerprint(args: argparse.Namespace) -> int:
-    """``hashexpr fingerprint``: print the fingerprint of INPUT, or of each group of it."""
-    started = time.monotonic()
-    hio.check_input(args.input)
-    in_fmt = hio.input_format(args.input, args.format)
-    by = _parse_columns(args.by)
-    spark = _session(args.master, args.conf)
-    try:
-        df = hio.read(spark, args.input, in_fmt)
+def _run_fingerprint(args: argparse.Namespace) -> Outcome:
+    """``hashexpr fingerprint``: the fingerprint of INPUT, or of each group of it."""
+    src = _source(args, args.input, args.table)
+    by = _parse_columns(args.by, "--by")
+    excluded = _parse_columns(args.exclude, "--exclude")
+    if args.limit < 0:
+        raise ValueError(f"--limit must be 0 or more, not {args.limit}")
+    if args.expect is not None:
+        if by:
+            raise ValueError("--expect checks the fingerprint of the whole input: it cannot go with --by")
+        if not _FINGERPRINT.fullmatch(args.expect):
+            raise ValueError(
+                f"--expect takes a fingerprint as printed, hx1: and 64 hex digits; got {args.expect!r}"
+            )
+    if args.out and not by:
+        raise ValueError("--out writes one fingerprint per group: add --by")
+    out_fmt = None
+    if args.out:
+        out_fmt = hio.output_format(args.out, args.out_format)
+        args.mode = _check_output(args, out_fmt, [src])
+
+    with _session(args, [src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
+        df = src.read(spark)
+        columns = _chosen(df.columns, [], excluded)
+        if excluded:
+            df = df.select(*map(hnames.column, columns))
+        report: dict[str, Any] = {"input": src.as_dict(), "columns": columns}
         if not by:
-            rows = df.count()
-            print(hx.dataset_fingerprint(df))
-            summary = [
-                ("input", f"{args.input} ({in_fmt})"),
-                ("rows", f"{rows:,}"),
-                ("columns", f"{len(df.columns)}: {_preview(df.columns)}"),
-            ]
+            outcome = _whole_fingerprint(df, args.expect)
         else:
-            groups = resolve_columns(df.columns, by)
-            result = hx.fingerprints_by(df, *groups).orderBy(*map(hnames.column, groups)).collect()
-            for row in result[: args.limit]:
-                print("\t".join([*(str(row[g]) for g in groups), row[FINGERPRINT_COLUMN]]))
-            summary = [
-                ("input", f"{args.input} ({in_fmt})"),
-                (
-                    "groups",
-                    f"{len(result):,} by {', '.join(groups)}"
-                    + (f" ({args.limit} shown)" if len(result) > args.limit else ""),
-                ),
-            ]
-    finally:
-        _stop(spark)
-    _print_summary([*summary, ("elapsed", f"{time.monotonic() - started:.1f} s")], stream=sys.stderr)
-    return 0
+            outcome = _group_fingerprints(spark, df, resolve_columns(df.columns, by), args, out_fmt)
+        time_zone = _time_zone(spark, [src])
+    outcome.summary = [("input", src.label()), *outcome.summary]
+    if time_zone:
+        outcome.summary.append(("time zone", time_zone))
+        report["time_zone"] = time_zone
+    outcome.report = {**report, **outcome.report}
+    outcome.summary_to_stderr = True
+    return outcome
+
+
+def _whole_fingerprint(df: DataFrame, expect: str | None) -> Outcome:
+    # One job for both: the count and the fingerprint are two aggregates of the same scan.
+    fingerprint_of_all = F.call_function("dataset_fingerprint", F.col("*"))
+    row = df.agg(F.count(F.lit(1)).alias("rows"), fingerprint_of_all.alias("fp")).first()
+    rows, fingerprint = int(row["rows"]), row["fp"]
+    outcome = Outcome(
+        lines=[fingerprint],
+        summary=[("rows", f"{rows:,}"), ("columns", f"{len(df.columns)}: {_preview(df.columns)}")],
+        report={"rows": rows, "fingerprint": fingerprint},
+    )
+    if expect is not None:
+        matches = expect.lower() == fingerprint.lower()
+        outcome.report.update(expected=expect, matches=matches)
+        if not matches:
+            outcome.status = EXIT_FINDINGS
+            outcome.message = f"the fingerprint is not the expected one: {fingerprint}, expected {expect}"
+    return outcome
+
+
+def _group_fingerprints(
+    spark: SparkSession, df: DataFrame, groups: list[str], args: argparse.Namespace, out_fmt: str | None
+) -> Outcome:
+    fingerprints = hx.fingerprints_by(df, *groups)
+    if args.out:
+        hio.write(fingerprints, args.out, out_fmt, args.mode)
+        count = hio.read(spark, args.out, out_fmt, fingerprints.schema).count()
+        return Outcome(
+            summary=[("groups", f"{count:,} by {', '.join(groups)}"), ("output", f"{args.out} ({out_fmt})")],
+            report={"by": groups, "groups": count, "output": {"path": args.out, "format": out_fmt}},
+        )
+    # Only the groups shown come to the driver.
+    shown = (
+        fingerprints.orderBy(*map(hnames.column, groups)).limit(args.limit).collect() if args.limit else []
+    )
+    count = fingerprints.count()
+    return Outcome(
+        lines=["\t".join([*(_text(row[g]) for g in groups), row[FINGERPRINT_COLUMN]]) for row in shown],
+        summary=[
+            (
+                "groups",
+                f"{count:,} by {', '.join(groups)}"
+                + (f" ({len(shown)} shown)" if count > len(shown) else ""),
+            )
+        ],
+        report={
+            "by": groups,
+            "groups": count,
+            "fingerprints": [
+                {"group": {g: _json_value(row[g]) for g in groups}, "fingerprint": row[FINGERPRINT_COLUMN]}
+                for row in shown
+            ],
+        },
+    )
 
 
 # --- hashexpr diff -----------------------------------------------------------------------------------------
 
 
-def _add_diff(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
-    formats = ", ".join(hio.FORMATS)
+def _add_diff(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
         "diff",
-        parents=[spark_options],
+        parents=[common],
         help="compare two snapshots of a table by key",
         description=(
             "Compare OLD and NEW by key: count inserts, updates, deletes, duplicate keys and NULL keys, and with "
-            "--out write every difference (key, change, changed columns, old and new values). See docs/DIFF.md."
+            "--out write every difference (key, change, changed columns, old and new values). OLD and NEW are "
+            "paths, or catalog tables with --old-table/--new-table; NEW may be left out to compare two "
+            "versions of one Delta table. See docs/DIFF.md."
         ),
-        epilog=f"Example: {PROG} diff flights_2024-01.parquet flights_2024-02.parquet --key carrier,flight,day",
+        epilog=(
+            f"Examples: {PROG} diff flights_2024-01.parquet flights_2024-02.parquet --key carrier,flight,day\n"
+            f"          {PROG} diff warehouse/flights --old-version 3 --key carrier,flight,day --exit-code"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("old", metavar="OLD", help="the earlier snapshot")
-    parser.add_argument("new", metavar="NEW", help="the later snapshot")
+    parser.add_argument("paths", metavar="OLD [NEW]", nargs="*", help="the earlier and the later snapshot")
+    parser.add_argument("--old-table", metavar="NAME", help="a catalog table as the earlier snapshot")
+    parser.add_argument("--new-table", metavar="NAME", help="a catalog table as the later snapshot")
+    for side in ("old", "new"):
+        parser.add_argument(
+            f"--{side}-version", type=int, metavar="N", help=f"a Delta {side.upper()} as of this version"
+        )
+        parser.add_argument(
+            f"--{side}-timestamp", metavar="TIME", help=f"a Delta {side.upper()} as of this time"
+        )
     parser.add_argument("--key", required=True, metavar="A,B,...", help="comma-separated key columns")
     parser.add_argument(
         "--columns", metavar="A,B,...", help="columns to compare (default: every non-key column)"
     )
+    parser.add_argument("--exclude", metavar="A,B,...", help="compare every non-key column but these")
     parser.add_argument(
-        "--format", metavar="FORMAT", help=f"the inputs' format: {formats} (default: by extension)"
+        "--format",
+        metavar="FORMAT",
+        help=f"the inputs' format: {', '.join(hsources.INPUT_FORMATS)} (default: from each input)",
     )
     parser.add_argument(
         "--out", metavar="OUTPUT", help="write the differences here (Parquet unless --out-format)"
     )
-    parser.add_argument("--out-format", metavar="FORMAT", help=f"OUTPUT's format: {formats}")
-    parser.add_argument("--mode", default="error", metavar="MODE", help="error (default) or overwrite")
+    _add_output(parser, "OUTPUT", _DIFF_OUTPUT_FORMATS)
+    parser.add_argument(
+        "--exit-code", action="store_true", help="exit with status 1 when there are differences, 0 when none"
+    )
     parser.set_defaults(run=_run_diff)
 
 
-def _run_diff(args: argparse.Namespace) -> int:
-    """``hashexpr diff``: print the counts per change type; write the differences with --out."""
-    started = time.monotonic()
-    for path in (args.old, args.new):
-        hio.check_input(path)
-    key = _parse_columns(args.key)
-    columns = _parse_columns(args.columns) or None
+# The differences have arrays and structs (changed_columns, old, new), which CSV cannot hold.
+_DIFF_OUTPUT_FORMATS = tuple(f for f in hio.OUTPUT_FORMATS if hio.holds_binary(f))
+
+
+def _diff_sources(args: argparse.Namespace) -> tuple[hsources.Source, hsources.Source]:
+    """OLD and NEW: paths in order, unless a side is a catalog table; NEW defaults to OLD under time travel."""
+    paths = list(args.paths)
+    sides = {}
+    for side in ("old", "new"):
+        table = getattr(args, f"{side}_table")
+        path = None if table is not None or not paths else paths.pop(0)
+        sides[side] = (path, table)
+    if paths:
+        raise ValueError(
+            f"too many inputs: {' '.join(args.paths)} (OLD and NEW, or tables with --old-table/--new-table)"
+        )
+    time_travel = (
+        args.new_version is not None or args.new_timestamp is not None or args.old_version is not None
+    )
+    if sides["new"] == (None, None) and time_travel:
+        sides["new"] = sides["old"]
+    for side, (path, table) in sides.items():
+        if path is None and table is None:
+            raise ValueError(f"name {side.upper()}: a path, or a catalog table with --{side}-table")
+    old = _source(args, *sides["old"], prefix="old_")
+    new = _source(args, *sides["new"], prefix="new_")
+    if old == new:
+        raise ValueError(
+            "OLD and NEW are the same input: name two inputs, or two versions with --old-version"
+        )
+    return old, new
+
+
+def _run_diff(args: argparse.Namespace) -> Outcome:
+    """``hashexpr diff``: the counts per change type; the differences themselves with ``--out``."""
+    old_src, new_src = _diff_sources(args)
+    key = _parse_columns(args.key, "--key")
+    requested = _parse_columns(args.columns, "--columns")
+    excluded = _parse_columns(args.exclude, "--exclude")
+    if requested and excluded:
+        raise ValueError("--columns and --exclude both choose the columns: pass one of them")
+    out_fmt = None
     if args.out:
         out_fmt = hio.output_format(args.out, args.out_format)
-        args.mode = hio.check_output(args.out, args.mode, [args.old, args.new])
-    spark = _session(args.master, args.conf)
-    try:
-        old = hio.read(spark, args.old, hio.input_format(args.old, args.format))
-        new = hio.read(spark, args.new, hio.input_format(args.new, args.format))
-        resolve_columns(old.columns, key)
-        differences = hx.diff(old, new, key, columns=columns, include_values=bool(args.out))
+        args.mode = _check_output(args, out_fmt, [old_src, new_src])
+        if out_fmt not in _DIFF_OUTPUT_FORMATS:
+            raise ValueError(
+                f"{out_fmt.upper()} cannot hold the differences (changed_columns, old and new are nested): "
+                f"write {', '.join(_DIFF_OUTPUT_FORMATS)}"
+            )
+
+    with _session(args, [old_src.fmt, new_src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
+        old = old_src.read(spark)
+        new = new_src.read(spark)
+        keys = resolve_columns(old.columns, key, "OLD")
+        resolve_columns(new.columns, key, "NEW")
+        columns = _diff_columns(old, new, keys, requested, excluded)
+        differences = hx.diff(old, new, keys, columns=columns, include_values=bool(args.out))
         if args.out:
             hio.write(differences, args.out, out_fmt, args.mode)
             counts = hx.summarize(hio.read(spark, args.out, out_fmt, differences.schema))
         else:
             counts = hx.summarize(differences)
-    finally:
-        _stop(spark)
-    summary = [(change, f"{n:,}") for change, n in counts.items()]
+        time_zone = _time_zone(spark, [old_src, new_src])
+    found = sum(counts.values())
+    summary = [("old", old_src.label()), ("new", new_src.label())]
+    summary += [(change, f"{n:,}") for change, n in counts.items()]
+    report: dict[str, Any] = {
+        "old": old_src.as_dict(),
+        "new": new_src.as_dict(),
+        "key": keys,
+        "counts": counts,
+        "differences": found,
+    }
     if args.out:
         summary.append(("output", f"{args.out} ({out_fmt})"))
-    _print_summary([*summary, ("elapsed", f"{time.monotonic() - started:.1f} s")])
-    return 0
+        report["output"] = {"path": args.out, "format": out_fmt}
+    if time_zone:
+        summary.append(("time zone", time_zone))
+        report["time_zone"] = time_zone
+    status = EXIT_FINDINGS if args.exit_code and found else EXIT_OK
+    return Outcome(status=status, summary=summary, report=report)
+
+
+def _diff_columns(
+    old: DataFrame, new: DataFrame, keys: list[str], requested: list[str], excluded: list[str]
+) -> list[str] | None:
+    """The columns to compare as the user chose them; ``None`` leaves the choice (and its checks) to hx.diff."""
+    if requested:
+        return resolve_columns(old.columns, requested)
+    if not excluded:
+        return None
+    dropped = {c.lower() for c in resolve_columns(old.columns, excluded)}
+    key_names = {k.lower() for k in keys}
+    remaining_old = [c for c in old.columns if c.lower() not in dropped | key_names]
+    remaining_new = {c.lower() for c in new.columns} - dropped - key_names
+    only_old = [c for c in remaining_old if c.lower() not in remaining_new]
+    only_new = sorted(remaining_new - {c.lower() for c in remaining_old})
+    if only_old or only_new:
+        problems = ([f"only in old: {only_old}"] if only_old else []) + (
+            [f"only in new: {only_new}"] if only_new else []
+        )
+        raise SchemaMismatchError(problems, "")
+    if not remaining_old:
+        raise ValueError("--exclude leaves no column to compare")
+    return remaining_old
 
 
 # --- hashexpr collisions -----------------------------------------------------------------------------------
 
 
-def _add_collisions(commands: argparse._SubParsersAction, spark_options: argparse.ArgumentParser) -> None:
+def _add_collisions(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
         "collisions",
-        parents=[spark_options],
+        parents=[common],
         help="find hash-key collisions and inconsistent hash keys",
         description=(
             "Find hash keys shared by different business keys (collisions) and business keys stored under "
             "different hash keys (inconsistent hashing). The hash key is record_key of --key, or the stored "
-            "column --hash-col. See docs/KEYS.md."
+            "column --hash-col (binary, or text such as hex). Exit status 1 when there is any. See docs/KEYS.md."
         ),
         epilog=f"Example: {PROG} collisions hub_customer.parquet --key customer_id --hash-col hk_customer",
     )
@@ -473,47 +806,63 @@ def _add_collisions(commands: argparse._SubParsersAction, spark_options: argpars
     parser.set_defaults(run=_run_collisions)
 
 
-def _run_collisions(args: argparse.Namespace) -> int:
-    """``hashexpr collisions``: print each problem; exit 0 only when there is none."""
-    started = time.monotonic()
-    hio.check_input(args.input)
-    key = _parse_columns(args.key)
-    spark = _session(args.master, args.conf)
-    try:
-        df = hio.read(spark, args.input, hio.input_format(args.input, args.format))
-        resolve_columns(df.columns, key + ([args.hash_col] if args.hash_col else []))
-        problems = hx.find_collisions(df, key, args.hash_col).collect()
-    finally:
-        _stop(spark)
-    for row in problems[: args.limit]:
-        keys = ", ".join(str(tuple(k)) for k in row["business_keys"])
-        hashes = ", ".join(bytes(h).hex().upper() for h in row["hash_keys"])
-        print(f"{row['kind']}\thash keys {hashes}\tbusiness keys {keys}")
-    _print_summary(
-        [
-            ("input", args.input),
-            (
-                "problems",
-                f"{len(problems):,}" + (f" ({args.limit} shown)" if len(problems) > args.limit else ""),
-            ),
-            ("elapsed", f"{time.monotonic() - started:.1f} s"),
+def _run_collisions(args: argparse.Namespace) -> Outcome:
+    """``hashexpr collisions``: each problem found; exit status 1 when there is any."""
+    src = _source(args, args.input, args.table)
+    key = _parse_columns(args.key, "--key")
+    if args.limit < 0:
+        raise ValueError(f"--limit must be 0 or more, not {args.limit}")
+    with _session(args, [src.fmt]) as spark:
+        df = src.read(spark)
+        keys = resolve_columns(df.columns, key)
+        hash_col = resolve_columns(df.columns, [args.hash_col])[0] if args.hash_col else None
+        problems = hx.find_collisions(df, keys, hash_col)
+        # Only the problems shown come to the driver.
+        shown = problems.limit(args.limit).collect() if args.limit else []
+        count = problems.count() if len(shown) == args.limit else len(shown)
+    lines = []
+    for row in shown:
+        business = ", ".join(str(tuple(_json_value(v) for v in k)) for k in row["business_keys"])
+        hashes = ", ".join(_text(h) for h in row["hash_keys"])
+        lines.append(f"{row['kind']}\thash keys {hashes}\tbusiness keys {business}")
+    return Outcome(
+        status=EXIT_FINDINGS if count else EXIT_OK,
+        lines=lines,
+        summary=[
+            ("input", src.label()),
+            ("problems", f"{count:,}" + (f" ({len(shown)} shown)" if count > len(shown) else "")),
         ],
-        stream=sys.stderr,
+        summary_to_stderr=True,
+        report={
+            "input": src.as_dict(),
+            "key": keys,
+            "problems": count,
+            "shown": [
+                {
+                    "kind": row["kind"],
+                    "hash_keys": [_text(h) for h in row["hash_keys"]],
+                    "business_keys": [[_json_value(v) for v in k] for k in row["business_keys"]],
+                }
+                for row in shown
+            ],
+        },
     )
-    return 0 if not problems else EXIT_FAILURE
 
 
-def _parse_columns(text: str | None) -> list[str]:
+# --- shared helpers ----------------------------------------------------------------------------------------
+
+
+def _parse_columns(text: str | None, option: str = "--columns") -> list[str]:
     """The names in ``--columns a,b``; an empty list when the option is absent."""
     if text is None:
         return []
     names = [name.strip() for name in text.split(",")]
     if not all(names):
-        raise ValueError(f"--columns has an empty name: {text!r}")
+        raise ValueError(f"{option} has an empty name: {text!r}")
     return names
 
 
-def resolve_columns(available: Sequence[str], requested: Sequence[str]) -> list[str]:
+def resolve_columns(available: Sequence[str], requested: Sequence[str], where: str = "") -> list[str]:
     """Return the input columns named by ``requested``, as spelled in the input; all of them if none.
 
     Names match exactly, or else ignoring case, as Spark resolves column names by default.
@@ -524,6 +873,8 @@ def resolve_columns(available: Sequence[str], requested: Sequence[str]) -> list[
         The input's columns, in order.
     requested : sequence of str
         The names the user gave; empty for every column.
+    where : str
+        Which input the columns are of (``"NEW"``), for the error message.
 
     Returns
     -------
@@ -558,84 +909,66 @@ def resolve_columns(available: Sequence[str], requested: Sequence[str]) -> list[
         elif len(by_lower.get(name.lower(), [])) == 1:
             resolved.append(by_lower[name.lower()][0])
         else:
-            raise ValueError(f"unknown column {name!r}; available columns: {_preview(available, limit=50)}")
+            place = f" in {where}" if where else ""
+            raise ValueError(
+                f"unknown column {name!r}{place}; available columns: {_preview(available, limit=50)}"
+            )
     return resolved
 
 
-def _hash_column(columns: Sequence[str] | None, as_hex: bool) -> Column:
-    """``record_hash`` of ``columns`` (of ``*`` when ``None``), as 16 bytes or upper-case hex."""
-    args = ["*"] if columns is None else [hnames.column(name) for name in columns]
-    column = hx.record_hash(*args)
-    return F.hex(column) if as_hex else column
+def _chosen(available: Sequence[str], requested: Sequence[str], excluded: Sequence[str]) -> list[str]:
+    """The columns named by ``requested``, or every column but ``excluded``."""
+    if not excluded:
+        return resolve_columns(available, requested)
+    dropped = set(resolve_columns(available, excluded))
+    remaining = [c for c in available if c not in dropped]
+    if not remaining:
+        raise ValueError("--exclude leaves no column")
+    return remaining
 
 
-def _count_hashes(written: DataFrame, column: str) -> tuple[int, int]:
-    """The number of rows and of distinct hashes in the written output."""
-    # Reading back one column of the output is cheaper than hashing the input a second time.
-    hashes = hnames.column(column)
-    row = written.agg(F.count(F.lit(1)).alias("rows"), F.count_distinct(hashes).alias("distinct")).first()
-    return int(row["rows"]), int(row["distinct"])
+def _time_zone(spark: SparkSession, inputs: Sequence[hsources.Source]) -> str | None:
+    """The session time zone, when an input is text (CSV, JSON) whose timestamps it decides."""
+    if not any(s.fmt in ("csv", "json") for s in inputs):
+        return None
+    return spark.conf.get("spark.sql.session.timeZone")
 
 
-# --- shared helpers ----------------------------------------------------------------------------------------
+def _text(value: object) -> str:
+    """A value as one field of a tab-separated line: NULL, hex for bytes, tabs and newlines escaped."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex().upper()
+    return str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
-def _session(master: str, conf: Sequence[tuple[str, str]] = ()) -> SparkSession:
-    """Start a Spark session with hashexpr's jar: quiet logs, UTC, a progress bar on a terminal.
-
-    Every subcommand that runs Spark gets its session here; the caller stops it.
-
-    Parameters
-    ----------
-    master : str
-        The Spark master URL, e.g. ``local[*]``.
-    conf : sequence of (str, str)
-        Settings from ``--conf``; they override the defaults set here.
-    """
-    # PySpark checks the installed pandas the first time it passes a value to the JVM and warns about its
-    # version, although the command line uses no pandas.
-    warnings.filterwarnings(
-        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
-    )
-    builder = SparkSession.builder.master(master).appName(PROG)
-    if master.startswith("local"):
-        # An embedded Spark talks only to itself; binding to the loopback address keeps it working where the
-        # host name resolves to an address that is not reachable.
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = builder.config("spark.driver.host", "127.0.0.1").config(
-            "spark.driver.bindAddress", "127.0.0.1"
-        )
-    with tempfile.NamedTemporaryFile("w", prefix="hashexpr-log4j2-", suffix=".properties", delete=False) as f:
-        f.write(_LOG4J2_PROPERTIES)
-    user = dict(conf)
-    # The user's JVM options come after this one, so a log4j configuration of their own still wins.
-    java_options = f"-Dlog4j2.configurationFile={f.name} {user.pop('spark.driver.extraJavaOptions', '')}"
-    settings = {
-        "spark.driver.extraJavaOptions": java_options.strip(),
-        # Timestamps without an offset in CSV or JSON are read as UTC, so that a file hashes the same on
-        # every machine whatever its time zone.
-        "spark.sql.session.timeZone": "UTC",
-        "spark.ui.enabled": "false",
-        # The progress bar redraws one line with carriage returns: useful on a terminal, noise in a log file.
-        "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
-        **user,
-    }
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    try:
-        spark = hx.configure(builder).getOrCreate()
-    finally:
-        # The JVM has read the file by the time the session exists (or failed to start).
-        os.unlink(f.name)
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+def _json_value(value: object) -> object:
+    """A value as JSON shows it: bytes as upper-case hex, dates and times as ISO text, numbers as numbers."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex().upper()
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if hasattr(value, "asDict"):
+        return {k: _json_value(v) for k, v in value.asDict().items()}
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
 
 
-def _print_summary(items: Sequence[tuple[str, str]], stream: TextIO | None = None) -> None:
-    """Print ``label  value`` lines (to stdout unless ``stream`` says otherwise), labels padded to one width."""
+def _print_json(report: dict[str, Any]) -> None:
+    print(json.dumps(report, default=str))
+
+
+def _print_summary(items: Sequence[tuple[str, str]], stream: Any) -> None:
+    """Print ``label  value`` lines, labels padded to one width."""
     width = max(len(label) for label, _ in items)
     for label, value in items:
-        print(f"{label:<{width}}  {value}", file=stream or sys.stdout)
+        print(f"{label:<{width}}  {value}", file=stream)
 
 
 def _preview(names: Sequence[str], limit: int = 10) -> str:

@@ -34,6 +34,7 @@ from pyspark.sql.types import (
     VarcharType,
 )
 
+from hashexpr.errors import SchemaMismatchError
 from hashexpr.functions import record_hash, record_key
 from hashexpr.names import column, quote
 
@@ -196,10 +197,8 @@ def _default_columns(key: Sequence[str], old: dict, new: dict) -> tuple[str, ...
         + ([f"type changed: {', '.join(changed)}"] if changed else [])
     )
     if problems:
-        raise ValueError(
-            "the schemas of old and new differ: "
-            + "; ".join(problems)
-            + ". Pass columns=[...] to compare chosen columns (present on both sides) anyway."
+        raise SchemaMismatchError(
+            problems, "Pass columns=[...] to compare chosen columns (present on both sides) anyway."
         )
     return tuple(n for n in old if n not in key)
 

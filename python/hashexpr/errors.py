@@ -16,3 +16,11 @@ class HashExprNotInstalledError(RuntimeError):
             "build the session with hx.configure, or start it with --jars."
         )
         self.function = function
+
+
+class SchemaMismatchError(ValueError):
+    """Two snapshots compared without chosen columns have different columns or column types."""
+
+    def __init__(self, problems: list[str], hint: str) -> None:
+        super().__init__("the schemas of old and new differ: " + "; ".join(problems) + ". " + hint)
+        self.problems = problems

@@ -19,8 +19,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-#: The formats the command line reads and writes, as Spark's data source names.
+#: The file formats the command line reads and writes, as Spark's data source names.
 FORMATS: tuple[str, ...] = ("parquet", "csv", "json", "orc")
+
+#: The formats an output may have: the file formats and Delta Lake tables.
+OUTPUT_FORMATS: tuple[str, ...] = (*FORMATS, "delta")
 
 #: How an existing output is treated: fail, or replace it.
 MODES: tuple[str, ...] = ("error", "overwrite")
@@ -118,10 +121,10 @@ def local_path(path: str) -> str | None:
     return None
 
 
-def _check_format_name(given: str) -> str:
+def _check_format_name(given: str, known: Sequence[str] = FORMATS) -> str:
     name = given.lower()
-    if name not in FORMATS:
-        raise ValueError(f"unknown format {given!r}: use one of {', '.join(FORMATS)}")
+    if name not in known:
+        raise ValueError(f"unknown format {given!r}: use one of {', '.join(known)}")
     return name
 
 
@@ -179,14 +182,14 @@ def output_format(path: str, given: str | None = None, default: str = "parquet")
     path : str
         The output directory.
     given : str, optional
-        A format named by the user (``--out-format``); checked against :data:`FORMATS`.
+        A format named by the user (``--out-format``); checked against :data:`OUTPUT_FORMATS`.
     default : str
         The format of an output whose name has no known extension.
 
     Returns
     -------
     str
-        One of :data:`FORMATS`.
+        One of :data:`OUTPUT_FORMATS`.
 
     Raises
     ------
@@ -203,8 +206,8 @@ def output_format(path: str, given: str | None = None, default: str = "parquet")
     'json'
     """
     if given is not None:
-        return _check_format_name(given)
-    return format_of_name(path) or _check_format_name(default)
+        return _check_format_name(given, OUTPUT_FORMATS)
+    return format_of_name(path) or _check_format_name(default, OUTPUT_FORMATS)
 
 
 def holds_binary(fmt: str) -> bool:
@@ -290,7 +293,7 @@ def check_output(path: str, mode: str, inputs: Sequence[str] = ()) -> str:
         source = local_path(given)
         if source is None:
             continue
-        source = os.path.realpath(_fixed_prefix(source))
+        source = os.path.realpath(fixed_prefix(source))
         if out == source:
             raise ValueError(f"OUTPUT is INPUT: {path} (write the output elsewhere)")
         if _contains(out, source):
@@ -309,7 +312,7 @@ def _contains(directory: str, path: str) -> bool:
     return os.path.commonpath([directory, path]) == directory
 
 
-def _fixed_prefix(path: str) -> str:
+def fixed_prefix(path: str) -> str:
     """The part of a path before its first glob component (``data/2026-*/x.csv`` -> ``data``)."""
     parts = path.split(os.sep)
     for i, part in enumerate(parts):
@@ -337,7 +340,8 @@ def read(spark: SparkSession, path: str, fmt: str, schema: StructType | None = N
     :class:`pyspark.sql.DataFrame`
     """
     reader = spark.read.format(fmt).options(**_READ_OPTIONS.get(fmt, {}))
-    if schema is not None:
+    # A Delta table has its own schema in its log, and Delta refuses another one.
+    if schema is not None and fmt != "delta":
         reader = reader.schema(schema)
     return reader.load(path)
 
@@ -368,6 +372,11 @@ def write(df: DataFrame, path: str, fmt: str, mode: str = "error") -> None:
         writer.mode(mode).save(path)
         return
     target = os.path.abspath(local)
+    if fmt == "delta" and mode == "overwrite" and os.path.isdir(os.path.join(target, "_delta_log")):
+        # Replacing a Delta table is one commit to its log: the previous version stays readable (time
+        # travel) and an unfinished run leaves only files no version refers to.
+        writer.mode("overwrite").option("overwriteSchema", "true").save(target)
+        return
     _remove_stale_siblings(target)
     staging = _sibling(target, "tmp")
     _unfinished.add(staging)

@@ -1,0 +1,104 @@
+"""Running the ``hashexpr`` command line in tests: ``python -m hashexpr`` on this checkout's sources."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The one line the JVM itself prints when Spark enables the Vector API. The command line shows what the JVM
+# prints only with --verbose (or when it fails to start), so under --verbose this line shows that Spark ran.
+JVM_NOTICE = "WARNING: Using incubator modules"
+
+
+def env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", **(extra or {}))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def cli(
+    *args: str | Path,
+    cwd: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+    python: str | Path = sys.executable,
+) -> subprocess.CompletedProcess:
+    """Run ``python -m hashexpr ARGS`` on this checkout's sources."""
+    command = [str(python), "-m", "hashexpr", *map(str, args)]
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env(extra_env), cwd=cwd, timeout=900, check=False
+    )
+
+
+# For runs this short, the JVM's optimising compiler costs more CPU than it saves; passing the option also
+# checks that --conf adds to the command line's own JVM options (its quiet logging stays on).
+QUICK_JVM = ["--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"]
+
+
+def cli_all(
+    commands: dict[str, list[str | Path]],
+    logs: Path,
+    cwd: Path | None = None,
+    python: str | Path = sys.executable,
+    at_once: int = 6,
+) -> dict[str, subprocess.CompletedProcess]:
+    """Run several command lines that start Spark, ``at_once`` at a time, so that their JVM starts overlap."""
+    names = list(commands)
+    done = {}
+    for start in range(0, len(names), at_once):
+        done.update(_run_together({n: commands[n] for n in names[start : start + at_once]}, logs, cwd, python))
+    return done
+
+
+def _run_together(
+    commands: dict[str, list[str | Path]], logs: Path, cwd: Path | None, python: str | Path
+) -> dict[str, subprocess.CompletedProcess]:
+    with contextlib.ExitStack() as stack:
+        started = {}
+        for name, args in commands.items():
+            args = [*args, *QUICK_JVM]
+            # Files, not pipes: a process never blocks on output nobody reads until it is done.
+            out, err = (
+                stack.enter_context(open(logs / f"{name}.{s}", "w+", encoding="utf-8"))
+                for s in ("out", "err")
+            )
+            command = [str(python), "-m", "hashexpr", *map(str, args)]
+            started[name] = (
+                subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env(), cwd=cwd),
+                out,
+                err,
+            )
+        done = {}
+        for name, (process, out, err) in started.items():
+            returncode = process.wait(timeout=900)
+            out.seek(0)
+            err.seek(0)
+            done[name] = subprocess.CompletedProcess(process.args, returncode, out.read(), err.read())
+        return done
+
+
+def ok(run: subprocess.CompletedProcess) -> str:
+    assert run.returncode == 0, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    return run.stdout
+
+
+def one_error_line(run: subprocess.CompletedProcess, status: int = 2) -> str:
+    """The error message of a failed run, checked to be a single line with no stack trace."""
+    assert run.returncode == status, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("hashexpr: error: "), run.stderr
+    assert run.stdout == ""
+    return lines[0].removeprefix("hashexpr: error: ")
+
+
+def summary(stdout: str) -> dict[str, str]:
+    """The summary's ``label  value`` lines as a dict."""
+    pairs = (line.split("  ", 1) for line in stdout.splitlines() if "  " in line)
+    return {label.strip(): value.strip() for label, value in pairs}
+
+

@@ -1,0 +1,225 @@
+"""The command line on tables: Delta Lake (with time travel), Iceberg's refusal, catalog tables by name.
+
+A real Delta table is made by Spark 4.2 with Delta Lake 4.4 in ``.venv-delta`` (Delta Lake has no release for
+the Spark in ``spark-version``): 1,000 rows, then a DELETE of 100 and an UPDATE of one. In the main virtualenv
+the command line must refuse it in one line and never read its files as Parquet; in ``.venv-delta`` it must
+read it with Delta Lake, at any version. The expected values come from plain Parquet copies of each version,
+written by Delta Lake itself, read by the same command line. A Hive metastore in a temporary directory holds
+the catalog tables.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from cli_runner import JVM_NOTICE, ROOT, cli, cli_all, env, ok, one_error_line, summary
+
+DELTA_PYTHON = ROOT / ".venv-delta" / "bin" / "python"
+
+# Run by .venv-delta's Python: the table, its three versions as Parquet, and its commit times in UTC.
+_MAKE_DELTA = """
+import json, sys
+from delta import configure_spark_with_delta_pip
+from pyspark.sql import SparkSession
+builder = (SparkSession.builder.master("local[2]")
+    .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
+    .config("spark.ui.enabled", "false"))
+spark = configure_spark_with_delta_pip(builder).getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+table, copies = sys.argv[1], sys.argv[2]
+spark.range(1000).selectExpr("id", "CAST(id AS STRING) s", "id * 0.5 d").coalesce(2).write.format("delta").save(table)
+spark.sql(f"DELETE FROM delta.`{table}` WHERE id < 100")
+spark.sql(f"UPDATE delta.`{table}` SET s = 'changed' WHERE id = 500")
+for version in range(3):
+    spark.read.format("delta").option("versionAsOf", version).load(table).write.parquet(f"{copies}/v{version}.parquet")
+history = spark.sql(f"DESCRIBE HISTORY delta.`{table}`").selectExpr(
+    "version", "date_format(timestamp, 'yyyy-MM-dd HH:mm:ss.SSS') AS t").collect()
+print(json.dumps({r.version: r.t for r in history}))
+"""
+
+_MAKE_HIVE = """
+import sys
+from pyspark.sql import SparkSession
+warehouse, metastore = sys.argv[1], sys.argv[2]
+spark = (SparkSession.builder.master("local[1]").enableHiveSupport()
+    .config("spark.sql.warehouse.dir", warehouse)
+    .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={metastore};create=true")
+    .config("spark.ui.enabled", "false").getOrCreate())
+spark.sql("CREATE DATABASE sales")
+spark.range(50).selectExpr("id", "CAST(id % 7 AS STRING) region").write.saveAsTable("sales.orders_v1")
+spark.range(10, 60).selectExpr("id", "CAST(id % 7 AS STRING) region").write.saveAsTable("sales.orders_v2")
+spark.table("sales.orders_v1").write.parquet(sys.argv[3])
+"""
+
+
+@pytest.fixture(scope="module")
+def delta(tmp_path_factory) -> dict:
+    """The Delta table, the Parquet copy of each version, and each version's commit time."""
+    folder = tmp_path_factory.mktemp("cli-delta")
+    run = subprocess.run(
+        [str(DELTA_PYTHON), "-c", _MAKE_DELTA, str(folder / "table"), str(folder)],
+        capture_output=True, text=True, env=env(), timeout=900, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-4000:]
+    times = json.loads(run.stdout.strip().splitlines()[-1])
+    return {"folder": folder, "table": folder / "table", "times": {int(k): v for k, v in times.items()}}
+
+
+def test_without_delta_lake_a_delta_table_is_refused_in_one_line(delta, tmp_path):
+    import pyspark
+
+    table = delta["table"]
+    run = cli("hash", table, "--out", tmp_path / "o.parquet", "--verbose")
+    assert one_error_line(run) == (
+        f"{table} is a Delta table, and Delta Lake is not available on this Spark ({pyspark.__version__}): "
+        "install delta-spark in a Python environment with a pyspark it supports, or name a Delta jar built for "
+        "this Spark with --conf spark.jars.packages=io.delta:..."
+    )
+    assert JVM_NOTICE not in run.stderr, "refused before Spark started"
+    assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.parametrize("how", ["--format parquet", "a data file", "a glob of data files"])
+def test_a_delta_tables_files_are_never_read_as_parquet(delta, how):
+    table = delta["table"]
+    data_file = next(table.glob("*.parquet"))
+    args = {
+        "--format parquet": [table, "--format", "parquet"],
+        "a data file": [data_file],
+        "a glob of data files": [f"{table}/*.parquet"],
+    }[how]
+    message = one_error_line(cli("fingerprint", *args, "--verbose"))
+    if how == "--format parquet":
+        assert message == (
+            f"{table} is a Delta table (it has _delta_log): its files are not a plain parquet input; read it "
+            "with --format delta"
+        )
+    else:
+        assert message.endswith(f"is inside a Delta table ({table}): its files are not the table's rows; read the table itself, {table}")
+
+
+def test_an_iceberg_table_is_refused_without_its_runtime(tmp_path):
+    import pyspark
+
+    table = tmp_path / "iceberg_table"
+    (table / "metadata").mkdir(parents=True)
+    (table / "metadata" / "v1.metadata.json").write_text("{}", encoding="utf-8")
+    (table / "data").mkdir()
+    message = one_error_line(cli("fingerprint", table, "--verbose"))
+    assert message.startswith(f"{table} is an Iceberg table, and Iceberg is not available on this Spark ({pyspark.__version__})")
+
+
+def test_a_delta_output_needs_delta_lake(tmp_path):
+    (tmp_path / "in.csv").write_text("a\n1\n", encoding="utf-8")
+    message = one_error_line(cli("hash", "in.csv", "--out", "out", "--out-format", "delta", "--hex", cwd=tmp_path))
+    assert message.startswith("writing out as a Delta table needs Delta Lake, which is not available on this Spark")
+
+
+@pytest.fixture(scope="module")
+def delta_runs(delta, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    folder, times = delta["folder"], delta["times"]
+    logs = tmp_path_factory.mktemp("cli-delta-logs")
+    utc = ["--conf", "spark.sql.session.timeZone=UTC"]
+    return cli_all(
+        {
+            "now": ["fingerprint", "table", "--json"],
+            "v0": ["fingerprint", "table", "--version", "0", "--json"],
+            "v1 by time": ["fingerprint", "table", "--timestamp", times[1], "--json", *utc],
+            "copy v0": ["fingerprint", "v0.parquet", "--json"],
+            "copy v1": ["fingerprint", "v1.parquet", "--json"],
+            "copy v2": ["fingerprint", "v2.parquet", "--json"],
+            "diff": ["diff", "table", "--old-version", "0", "--key", "ID", "--exit-code", "--json"],
+            "diff out": ["diff", "table", "--old-version", "0", "--key", "id", "--out", "changes", "--out-format", "delta"],
+            "hash": ["hash", "table", "--out", "hashed", "--out-format", "delta", "--key", "id", "--hex"],
+        },
+        logs,
+        cwd=folder,
+        python=DELTA_PYTHON,
+    )  # fmt: skip
+
+
+def _report(run: subprocess.CompletedProcess, status: int = 0) -> dict:
+    assert run.returncode == status, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr[-4000:]}"
+    return json.loads(run.stdout)
+
+
+def test_delta_reads_the_live_rows_at_each_version(delta_runs):
+    now, v0, v1 = (_report(delta_runs[n]) for n in ("now", "v0", "v1 by time"))
+    assert now["rows"] == 900 and v0["rows"] == 1000 and v1["rows"] == 900
+    assert now["input"] == {"path": "table", "format": "delta"}
+    assert v0["input"] == {"path": "table", "format": "delta", "version": 0}
+    assert now["fingerprint"] == _report(delta_runs["copy v2"])["fingerprint"]
+    assert v0["fingerprint"] == _report(delta_runs["copy v0"])["fingerprint"]
+    assert v1["fingerprint"] == _report(delta_runs["copy v1"])["fingerprint"]
+    assert len({now["fingerprint"], v0["fingerprint"], v1["fingerprint"]}) == 3
+
+
+def test_diff_of_two_versions_of_one_table(delta, delta_runs):
+    report = _report(delta_runs["diff"], status=1)
+    assert report["counts"] == {"insert": 0, "update": 1, "delete": 100, "duplicate_key": 0, "null_key": 0}
+    assert report["old"]["version"] == 0 and "version" not in report["new"]
+    counts = summary(ok(delta_runs["diff out"]))
+    assert counts["delete"] == "100" and counts["output"] == "changes (delta)"
+    assert (delta["folder"] / "changes" / "_delta_log").is_dir()
+
+
+def test_hash_writes_a_delta_table_and_overwrite_is_a_new_version(delta, delta_runs):
+    first = summary(ok(delta_runs["hash"]))
+    assert first["rows read"] == "900" and first["output"].startswith("hashed (delta)")
+    folder = delta["folder"]
+    again = cli(
+        "hash", "table", "--out", "hashed", "--out-format", "delta", "--columns", "id", "--mode", "overwrite",
+        "--json", cwd=folder, python=DELTA_PYTHON,
+    )  # fmt: skip
+    assert _report(again)["columns_hashed"] == ["id"]
+    # The replaced table is still there as version 0: overwriting a Delta table is one more commit.
+    old = _report(cli("fingerprint", "hashed", "--version", "0", "--json", cwd=folder, python=DELTA_PYTHON))
+    assert old["rows"] == 900 and old["columns"] == ["id", "s", "d", "record_key", "record_hash"]
+    new = _report(cli("fingerprint", "hashed", "--json", cwd=folder, python=DELTA_PYTHON))
+    assert new["columns"] == ["id", "s", "d", "record_hash"]
+
+
+@pytest.fixture(scope="module")
+def hive(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp("cli-hive")
+    warehouse, metastore = folder / "warehouse", folder / "metastore_db"
+    run = subprocess.run(
+        [sys.executable, "-c", _MAKE_HIVE, str(warehouse), str(metastore), str(folder / "orders_v1.parquet")],
+        capture_output=True, text=True, env=env(), timeout=900, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-4000:]
+    conf = [
+        "--conf", "spark.sql.catalogImplementation=hive",
+        "--conf", f"spark.sql.warehouse.dir={warehouse}",
+        "--conf", f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={metastore}",
+    ]  # fmt: skip
+    return {"folder": folder, "conf": conf}
+
+
+def test_catalog_tables_by_name(hive, tmp_path):
+    conf = hive["conf"]
+    runs = cli_all(
+        {
+            "table": ["fingerprint", "--table", "sales.orders_v1", "--json", *conf],
+            "copy": ["fingerprint", hive["folder"] / "orders_v1.parquet", "--json"],
+            "diff": ["diff", "--old-table", "sales.orders_v1", "--new-table", "sales.orders_v2", "--key", "id", "--json", *conf],
+            "missing": ["fingerprint", "--table", "sales.nope", *conf],
+        },
+        tmp_path,
+        cwd=tmp_path,
+        # An embedded Derby metastore serves one JVM at a time.
+        at_once=1,
+    )  # fmt: skip
+    table = _report(runs["table"])
+    assert table["input"] == {"table": "sales.orders_v1", "format": "table"}
+    assert table["rows"] == 50 and table["fingerprint"] == _report(runs["copy"])["fingerprint"]
+    assert _report(runs["diff"])["counts"] == {"insert": 10, "update": 0, "delete": 10, "duplicate_key": 0, "null_key": 0}
+    missing = one_error_line(runs["missing"])
+    assert "[TABLE_OR_VIEW_NOT_FOUND]" in missing and "`nope`" in missing, missing
+    # No metastore, warehouse or Derby log in the directory the runs started in: only their logs.
+    assert {p.suffix for p in tmp_path.iterdir()} == {".out", ".err"}
