@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_runner import env
 
 from hashexpr import io as hio
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _dead_pid() -> int:
@@ -90,18 +89,12 @@ def _start_writing(spark, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     spark.range(4_000_000).selectExpr("id", "CAST(id AS STRING) s", "id * 0.5 d").write.parquet(str(source))
     target = _output(tmp_path / "out.parquet", "previous")
     command = [sys.executable, "-m", "hashexpr", "hash", str(source), "--out", str(target), "--mode", "overwrite"]
-    run = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(command, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while not _siblings(target) and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _siblings(target), "the run ended before it began to write"
     return run, target
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
-    return env
 
 
 def _children(pid: int) -> list[int]:
@@ -150,7 +143,7 @@ def test_a_killed_driver_leaves_the_previous_output_and_the_next_run_cleans_up(s
     rerun = subprocess.run(
         [sys.executable, "-m", "hashexpr", "hash", str(tmp_path / "in.parquet"), "--out", str(target),
          "--mode", "overwrite", "--columns", "id"],
-        env=_env(), capture_output=True, text=True, timeout=600, check=False,
+        env=env(), capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
     assert _siblings(target) == []

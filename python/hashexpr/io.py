@@ -41,9 +41,10 @@ _BY_EXTENSION = {
 # Spark decompresses text inputs by these suffixes, so `data.csv.gz` is a CSV file.
 _COMPRESSION = frozenset({".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst"})
 
+#: The reader options every CSV input and output is read with; other options are PySpark's defaults.
 # CSV carries no types and no header by default; reading it with both makes `a,b` usable as column names and
 # hashes typed values (the number 7, not the string '7').
-_READ_OPTIONS: dict[str, dict[str, str]] = {"csv": {"header": "true", "inferSchema": "true"}}
+READ_OPTIONS: dict[str, dict[str, str]] = {"csv": {"header": "true", "inferSchema": "true"}}
 _WRITE_OPTIONS: dict[str, dict[str, str]] = {"csv": {"header": "true"}}
 
 # CSV has no binary type: Spark refuses to write a BINARY column to it.
@@ -121,7 +122,8 @@ def local_path(path: str) -> str | None:
     return None
 
 
-def _check_format_name(given: str, known: Sequence[str] = FORMATS) -> str:
+def check_format_name(given: str, known: Sequence[str] = FORMATS) -> str:
+    """Return ``given`` lower-cased when it is one of ``known``; otherwise a ValueError listing them."""
     name = given.lower()
     if name not in known:
         raise ValueError(f"unknown format {given!r}: use one of {', '.join(known)}")
@@ -162,7 +164,7 @@ def input_format(path: str, given: str | None = None) -> str:
     ValueError: cannot tell the format of flights.txt: name one with --format (parquet, csv, json, orc)
     """
     if given is not None:
-        return _check_format_name(given)
+        return check_format_name(given)
     found = format_of_name(path)
     local = local_path(path)
     if found is None and local is not None and os.path.isdir(local):
@@ -206,8 +208,8 @@ def output_format(path: str, given: str | None = None, default: str = "parquet")
     'json'
     """
     if given is not None:
-        return _check_format_name(given, OUTPUT_FORMATS)
-    return format_of_name(path) or _check_format_name(default, OUTPUT_FORMATS)
+        return check_format_name(given, OUTPUT_FORMATS)
+    return format_of_name(path) or check_format_name(default, OUTPUT_FORMATS)
 
 
 def holds_binary(fmt: str) -> bool:
@@ -339,7 +341,7 @@ def read(spark: SparkSession, path: str, fmt: str, schema: StructType | None = N
     -------
     :class:`pyspark.sql.DataFrame`
     """
-    reader = spark.read.format(fmt).options(**_READ_OPTIONS.get(fmt, {}))
+    reader = spark.read.format(fmt).options(**READ_OPTIONS.get(fmt, {}))
     # A Delta table has its own schema in its log, and Delta refuses another one.
     if schema is not None and fmt != "delta":
         reader = reader.schema(schema)

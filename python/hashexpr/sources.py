@@ -26,10 +26,6 @@ TABLE_FORMATS: tuple[str, ...] = ("delta", "iceberg")
 #: Every format an input may have.
 INPUT_FORMATS: tuple[str, ...] = (*hio.FORMATS, *TABLE_FORMATS)
 
-# What Spark reads CSV and JSON with unless --option says otherwise: PySpark's own defaults (PERMISSIVE,
-# the session time zone), plus a header line and typed columns for CSV.
-_DEFAULT_OPTIONS: dict[str, dict[str, str]] = {"csv": {"header": "true", "inferSchema": "true"}}
-
 _DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 _DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
@@ -68,7 +64,9 @@ class Source:
 
     def read(self, spark: SparkSession) -> DataFrame:
         """Return a DataFrame over this input."""
-        options = dict(_DEFAULT_OPTIONS.get(self.fmt, {}))
+        # PySpark's defaults (PERMISSIVE, the session time zone) unless --option says otherwise, plus a header
+        # line and typed columns for CSV.
+        options = dict(hio.READ_OPTIONS.get(self.fmt, {}))
         options.update(self.options)
         if self.version is not None:
             options["versionAsOf"] = str(self.version)
@@ -158,7 +156,7 @@ def source(
                 "--version and --timestamp read a Delta table by its directory: name the table's path instead "
                 "of --table"
             )
-        chosen = "table" if fmt is None else _format_name(fmt)
+        chosen = "table" if fmt is None else hio.check_format_name(fmt, INPUT_FORMATS)
         if chosen in TABLE_FORMATS:
             require_library(chosen, f"table {table}", available)
         return Source(table=table, fmt=chosen, options=dict(options or {}), schema=schema)
@@ -172,7 +170,7 @@ def source(
         )
     found = table_format_of(path)
     if fmt is not None:
-        chosen = _format_name(fmt)
+        chosen = hio.check_format_name(fmt, INPUT_FORMATS)
         if found is not None and chosen != found:
             raise ValueError(
                 f"{path} is {_article(found)} table (it has {_LOG[found]}): its files are not a plain "
@@ -201,13 +199,6 @@ _LOG = {"delta": "_delta_log", "iceberg": "metadata/*.metadata.json"}
 
 def _article(fmt: str) -> str:
     return "an Iceberg" if fmt == "iceberg" else "a Delta"
-
-
-def _format_name(given: str) -> str:
-    name = given.lower()
-    if name not in INPUT_FORMATS:
-        raise ValueError(f"unknown format {given!r}: use one of {', '.join(INPUT_FORMATS)}")
-    return name
 
 
 def table_format_of(path: str) -> str | None:
@@ -259,13 +250,22 @@ def available_table_formats(conf: Mapping[str, str] | None = None) -> list[str]:
     the user names in ``spark.jars.packages`` or ``spark.jars``; Iceberg only from a runtime jar named there.
     """
     conf = conf or {}
-    jars = f"{conf.get('spark.jars.packages', '')},{conf.get('spark.jars', '')}"
     found = []
-    if importlib.util.find_spec("delta") is not None or "io.delta:" in jars or "delta-spark" in jars:
+    if importlib.util.find_spec("delta") is not None or _names_delta_jar(conf):
         found.append("delta")
-    if "iceberg-spark-runtime" in jars:
+    if "iceberg-spark-runtime" in _named_jars(conf):
         found.append("iceberg")
     return found
+
+
+def _named_jars(conf: Mapping[str, str]) -> str:
+    """The jars and packages the user's Spark settings name, as one text."""
+    return f"{conf.get('spark.jars.packages', '')},{conf.get('spark.jars', '')}"
+
+
+def _names_delta_jar(conf: Mapping[str, str]) -> bool:
+    jars = _named_jars(conf)
+    return "io.delta:" in jars or "delta-spark" in jars
 
 
 def require_library(fmt: str, what: str, available: Sequence[str], writing: bool = False) -> None:
@@ -304,8 +304,7 @@ def session_settings(formats: Sequence[str], conf: Mapping[str, str]) -> dict[st
     if "delta" in formats:
         settings["spark.sql.extensions"] = _DELTA_EXTENSION
         settings["spark.sql.catalog.spark_catalog"] = _DELTA_CATALOG
-        jars = f"{conf.get('spark.jars.packages', '')},{conf.get('spark.jars', '')}"
-        if "io.delta:" not in jars and "delta-spark" not in jars:
+        if not _names_delta_jar(conf):
             settings["spark.jars.packages"] = _delta_package()
     merged = dict(settings)
     for key, value in conf.items():
