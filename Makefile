@@ -35,6 +35,14 @@ jar: venv
 	$(SBT) hashexpr/package
 	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
 
+# The jars of the other Spark lines (project/SparkLines.scala), one sbt run each, into target/jars/.
+SPARK_LINES := 3.5/2.12 3.5/2.13 4.0/2.13 4.1/2.13 4.2/2.13
+.PHONY: jars
+jars: venv
+	for line in $(SPARK_LINES); do \
+	  $(SBT) -Dhashexpr.line=$${line%/*} -Dhashexpr.scala=$${line#*/} hashexpr/package || exit 1; \
+	done
+
 python/hashexpr/jars/hashexpr.jar: $(JAR)
 	mkdir -p $(dir $@)
 	cp $(JAR) $@

@@ -9,7 +9,9 @@ import scala.sys.process._
 
 val sparkVersion = IO.read(file("spark-version")).trim
 
-// The directory holding Spark's jars: SPARK_JARS, else the pyspark of the project's virtualenv.
+// A Spark line other than spark-version's, chosen with -Dhashexpr.line (project/SparkLines.scala).
+val chosenLine: Option[SparkLines.Line] = SparkLines.chosen
+
 lazy val sparkJars: File = sys.env.get("SPARK_JARS").map(file).getOrElse {
   val python = file(sys.env.getOrElse("HASHEXPR_PYTHON", ".venv/bin/python")).getAbsoluteFile
   if (!python.exists)
@@ -25,20 +27,25 @@ lazy val hashexpr = (project in file("jvm"))
     name := "hashexpr",
     organization := "io.hashexpr",
     version := IO.read(file("VERSION")).trim,
-    scalaVersion := "2.13.18",
+    scalaVersion := chosenLine.fold("2.13.18")(_.scala),
     // Code that differs between Spark lines lives in its own source directory.
-    Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / "spark-4.x",
-    javacOptions ++= Seq("--release", "17"),
-    scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_"),
-    Compile / unmanagedJars ++= (sparkJars ** "*.jar").classpath
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / chosenLine.fold("spark-4.x")(_.shims),
+    javacOptions ++= Seq("--release", chosenLine.fold("17")(_.javaRelease)),
+    scalacOptions ++= Seq("-release", chosenLine.fold("17")(_.javaRelease), "-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_"),
+    target := chosenLine.fold(baseDirectory.value / "target")(l => baseDirectory.value / "target" / s"spark-${l.spark}_${l.scala}"),
+    libraryDependencies ++= chosenLine.toSeq.flatMap(l => Seq(
+      "org.apache.spark" %% "spark-sql" % l.spark % Provided,
+      "org.apache.spark" %% "spark-catalyst" % l.spark % Provided)),
+    Compile / unmanagedJars ++= (if (chosenLine.isDefined) Nil else (sparkJars ** "*.jar").classpath
       // sbt supplies the Scala compiler and library of `scalaVersion` itself.
-      .filterNot(j => Seq("scala-library-", "scala-compiler-", "scala-reflect-").exists(j.data.getName.startsWith)),
+      .filterNot(j => Seq("scala-library-", "scala-compiler-", "scala-reflect-").exists(j.data.getName.startsWith))),
     libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
     checkSparkVersion := {
       val catalyst = sparkJars / s"spark-catalyst_2.13-$sparkVersion.jar"
       if (!catalyst.exists) sys.error(s"expected Spark $sparkVersion in $sparkJars, found no ${catalyst.getName}")
     },
-    Compile / compile := (Compile / compile).dependsOn(checkSparkVersion).value,
+    Compile / compile := (if (chosenLine.isDefined) (Compile / compile).value
+      else (Compile / compile).dependsOn(checkSparkVersion).value),
     // record_key_with's frozen case table lives in the Python package; the jar carries the same file.
     Compile / resourceGenerators += Def.task {
       val table = (LocalRootProject / baseDirectory).value / "python" / "hashexpr" / "unicode_case_14_0_0.txt"
@@ -46,11 +53,14 @@ lazy val hashexpr = (project in file("jvm"))
       IO.copyFile(table, resource)
       Seq(resource)
     }.taskValue,
-    Compile / packageBin / artifactPath := (LocalRootProject / baseDirectory).value / "target" / "hashexpr.jar",
+    // spark-version's jar is target/hashexpr.jar; another line's is named for its Spark line and Scala version.
+    Compile / packageBin / artifactPath := (LocalRootProject / baseDirectory).value / "target" / chosenLine.fold(
+      "hashexpr.jar")(l => s"jars/hashexpr-spark${l.spark.split('.').take(2).mkString(".")}_${l.scala.split('.').take(2).mkString(".")}.jar"),
     Compile / packageBin / packageOptions += Package.ManifestAttributes(
       "Implementation-Title" -> "hashexpr",
       "Implementation-Version" -> version.value,
-      "Spark-Version" -> sparkVersion),
+      "Spark-Version" -> chosenLine.fold(sparkVersion)(_.spark),
+      "Scala-Version" -> scalaVersion.value),
     Test / fork := true,
     Test / javaOptions ++= Seq(
       "-Xmx4g", "-Xss4m", "-XX:+IgnoreUnrecognizedVMOptions",
