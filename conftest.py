@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent
-JAR = ROOT / "target" / "hashexpr.jar"
+# HASHEXPR_JAR runs the suite against another Spark line's jar (target/jars/), in a virtualenv with that pyspark.
+JAR = Path(os.environ.get("HASHEXPR_JAR", ROOT / "target" / "hashexpr.jar"))
 
 
 @pytest.fixture(scope="session")
