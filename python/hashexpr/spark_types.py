@@ -1,8 +1,22 @@
-"""Spark SQL types that not every supported pyspark has as a Python class."""
+"""Spark SQL types and classes that differ between the supported pyspark versions."""
 
 from __future__ import annotations
 
+from pyspark.sql import Column
 from pyspark.sql.types import DataType
+
+
+def _column_classes() -> tuple[type, ...]:
+    """pyspark 3.5's Spark Connect column is not a :class:`pyspark.sql.Column` (from 4.0 on it is)."""
+    try:
+        from pyspark.sql.connect.column import Column as ConnectColumn
+    except ImportError:  # the Connect client's dependencies (grpcio, ...) are not installed
+        return (Column,)
+    return (Column,) if issubclass(ConnectColumn, Column) else (Column, ConnectColumn)
+
+
+#: The classes of a column expression, classic or Spark Connect, for ``isinstance``.
+COLUMN_CLASSES: tuple[type, ...] = _column_classes()
 
 try:
     from pyspark.sql.types import CalendarIntervalType
@@ -15,4 +29,4 @@ except ImportError:  # pyspark 3.5: CALENDAR INTERVAL has a Python class from 4.
             return "interval"
 
 
-__all__ = ["CalendarIntervalType"]
+__all__ = ["COLUMN_CLASSES", "CalendarIntervalType"]
