@@ -18,37 +18,98 @@ $(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
 
 venv: $(VENV)/.installed
 
-# A second virtualenv for the Delta Lake example (examples/delta_upsert.py): Delta Lake 4.4 needs Spark 4.2,
-# so it gets its own pyspark; hashexpr.jar and python/hashexpr are used from this checkout.
-VENV_DELTA := .venv-delta
+# The other Spark lines (spark-lines/README.md): a jar for each Spark line/Scala version, and a virtualenv with
+# each line's newest pip pyspark to test it in. Spark 3.5's pyspark lacks the Spark Connect server; its jar comes
+# from Maven Central (3.5.7, the newest there).
+SPARK_LINE := $(shell cut -d. -f1,2 spark-version)
+PINNED_JAR := target/jars/hashexpr-spark$(SPARK_LINE)_2.13.jar
+OTHER_JARS := 3.5/2.12 3.5/2.13 4.0/2.13 4.1/2.13 4.2/2.13
+LINE_VENVS := 3.5 4.0 4.1 4.2
+CONNECT_3_5 := target/connect/spark-connect_2.12-3.5.7.jar
+MAVEN := https://repo1.maven.org/maven2
 
-.PHONY: venv-delta
-$(VENV_DELTA)/.installed: requirements-delta.txt
-	$(PYTHON) -m venv $(VENV_DELTA)
-	$(VENV_DELTA)/bin/python -m pip install -q --upgrade pip
-	$(VENV_DELTA)/bin/python -m pip install -q -r requirements-delta.txt
+.PHONY: line-venvs jars test-lines test-lines-jvm test-lines-python test-matrix dist
+.PRECIOUS: .venv-%/.installed
+
+.venv-%/.installed: spark-lines/%.txt requirements-dev.txt
+	$(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q --upgrade pip
+	cd spark-lines && ../.venv-$*/bin/python -m pip install -q -r $*.txt
+	if [ -f spark-lines/$*.no-deps.txt ]; then .venv-$*/bin/python -m pip install -q --no-deps -r spark-lines/$*.no-deps.txt; fi
 	touch $@
 
-venv-delta: $(VENV_DELTA)/.installed
+venv-%: .venv-%/.installed
+	@:
+
+$(CONNECT_3_5):
+	mkdir -p $(dir $@)
+	curl -fsSL -o $@.part $(MAVEN)/org/apache/spark/spark-connect_2.12/3.5.7/$(notdir $@)
+	mv $@.part $@
+
+venv-3.5: $(CONNECT_3_5)
+
+line-venvs: $(addprefix venv-,$(LINE_VENVS))
+
+# The suites every other line runs (make test-matrix runs all of them on every line).
+LINE_SUITES := io.hashexpr.GoldenVectorsSuite io.hashexpr.CodegenParitySuite io.hashexpr.RegistrationSuite \
+  io.hashexpr.ErrorsSuite io.hashexpr.DatasetFingerprintSuite io.hashexpr.Murmur3x64StreamSuite
+LINE_TESTS ?= hashexpr/testOnly $(LINE_SUITES)
+
+# Each other line's jar, and its suites compiled against that line (one sbt run per line).
+test-lines-jvm: venv
+	for line in $(OTHER_JARS); do \
+	  $(SBT) -Dhashexpr.line=$${line%/*} -Dhashexpr.scala=$${line#*/} hashexpr/package "$(LINE_TESTS)" || exit 1; \
+	done
+
+jars: venv
+	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/package
+
+# The smoke suite on each other line's newest pyspark, hashexpr from this checkout.
+LINE_SMOKE := tests/test_golden_vectors.py tests/test_lines.py tests/test_connect.py
+test-lines-python: line-venvs
+	for line in $(LINE_VENVS); do \
+	  echo "== Spark $$line: $$(.venv-$$line/bin/python -c 'import pyspark; print(pyspark.__version__)')"; \
+	  PYTHONPATH=python .venv-$$line/bin/python -m pytest -q $(LINE_SMOKE) || exit 1; \
+	done
+
+test-lines: test-lines-jvm test-lines-python
+
+# Every suite on every line.
+test-matrix: venv line-venvs lint
+	$(SBT) hashexpr/package hashexpr/test
+	@$(MAKE) --no-print-directory $(JAR)
+	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/test
+	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-lines-python
 
 jar: venv
 	$(SBT) hashexpr/package
-	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
+	@$(MAKE) --no-print-directory $(JAR)
 
-python/hashexpr/jars/hashexpr.jar: $(JAR)
-	mkdir -p $(dir $@)
-	cp $(JAR) $@
+$(JAR): $(PINNED_JAR)
+	cp $(PINNED_JAR) $@
 
-# One sbt start for the jar and the ScalaTest suites, then pytest against the built jar.
-test: venv venv-delta lint
+# One wheel with every line's jar; the package picks the one the running Spark needs.
+dist: venv jars jar
+	rm -f python/hashexpr/jars/hashexpr-spark*.jar
+	mkdir -p python/hashexpr/jars dist
+	cp target/jars/hashexpr-spark*.jar python/hashexpr/jars/
+	$(PY) -m pip wheel -q --no-deps -w dist .
+	rm -f python/hashexpr/jars/hashexpr-spark*.jar
+
+# One sbt start for the pinned jar and all its ScalaTest suites; every other line's jar and suites; the full
+# pytest suite on the pinned line (it also runs other lines' virtualenvs); the smoke suite on the other lines.
+test: venv line-venvs lint
 	$(SBT) hashexpr/package hashexpr/test
-	@$(MAKE) --no-print-directory python/hashexpr/jars/hashexpr.jar
+	@$(MAKE) --no-print-directory $(JAR)
+	$(MAKE) --no-print-directory test-lines-jvm
 	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-lines-python
 
 test-jvm: venv
 	$(SBT) hashexpr/test
 
-test-python: jar
+test-python: jar jars
 	$(PY) -m pytest
 
 lint: venv
@@ -65,7 +126,7 @@ demo: jar
 	$(PY) examples/demo_flights.py report $(DEMO)/flights_hashed.parquet
 
 clean:
-	rm -rf target jvm/target project/target project/project python/hashexpr/jars
+	rm -rf target jvm/target project/target project/project python/hashexpr/jars dist
 
 # `make bench`: record_hash, dataset_fingerprint and diff against the usual alternatives, side by side in one
 # local[2] Spark; prints medians and ratios and writes bench/RESULTS.md (bench/README.md). Under 15 minutes.

@@ -9,21 +9,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent
-JAR = ROOT / "target" / "hashexpr.jar"
 
 
 @pytest.fixture(scope="session")
 def spark():
-    """A ``local[2]`` SparkSession with hashexpr.jar, its extension named in ``spark.sql.extensions``."""
-    if not JAR.exists():
-        pytest.fail(f"{JAR} is missing: build it with `make jar` (make test does this first)")
+    """A ``local[2]`` SparkSession with the jar of the running Spark line, its extension in ``spark.sql.extensions``."""
     from pyspark.sql import SparkSession
+
+    from hashexpr.jar import jar_path
+
+    try:
+        jar = jar_path()
+    except (FileNotFoundError, ValueError) as exc:
+        pytest.fail(f"{exc} (make test builds every jar first)")
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     session = (
         SparkSession.builder.master("local[2]")
         .appName("hashexpr-pytest")
-        .config("spark.jars", str(JAR))
+        .config("spark.jars", jar)
         .config("spark.sql.extensions", "io.hashexpr.HashExprExtensions")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "4")

@@ -14,10 +14,11 @@ the closed copy to a new file; the files of the rows that did not change are not
 MERGE's ``numTargetRowsCopied = 0`` in ``DESCRIBE HISTORY`` shows. Without deletion vectors Delta rewrites
 every file that holds a changed row, copying its unchanged rows too.
 
-Delta Lake 4.4 is built for Spark 4.2, so this runs in its own virtualenv (``make venv-delta``)::
+Delta Lake has releases for Spark 3.5 (Delta 3.3) and 4.2 (Delta 4.4), not yet for the Spark in
+``spark-version``, so this runs in the virtualenv of one of those lines (``make venv-3.5``, ``make venv-4.2``)::
 
-    PYTHONPATH=python .venv-delta/bin/python examples/delta_upsert.py --report
-    PYTHONPATH=python .venv-delta/bin/python examples/delta_upsert.py --json [--dump table.parquet]
+    PYTHONPATH=python .venv-3.5/bin/python examples/delta_upsert.py --report
+    PYTHONPATH=python .venv-4.2/bin/python examples/delta_upsert.py --json [--dump table.parquet]
 
 The first run downloads Delta's jars from Maven Central through Ivy (``spark.jars.packages``, set by
 ``delta.configure_spark_with_delta_pip``) into ``~/.ivy2.5.2``; later runs use that cache. The JSON holds

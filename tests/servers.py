@@ -178,6 +178,18 @@ class ConnectServer:
         return self
 
 
+def _connect_server_jars() -> list[str]:
+    """The Spark Connect server's own jar when pyspark does not carry it (Spark 3.5: ``make`` downloads it)."""
+    if list(Path(spark_home(), "jars").glob("spark-connect_*.jar")):
+        return []
+    downloaded = sorted(Path(__file__).resolve().parents[1].glob("target/connect/spark-connect_*.jar"))
+    if not downloaded:
+        raise FileNotFoundError(
+            "this pyspark has no Spark Connect server jar and target/connect/ has none: `make venv-3.5` downloads it"
+        )
+    return [str(downloaded[-1])]
+
+
 def _start_connect_server(
     log_dir: Path, jars: Sequence[str], conf: Mapping[str, str] | None, timeout: float
 ) -> ConnectServer:
@@ -193,11 +205,16 @@ def _start_connect_server(
     }
     args = [
         os.path.join(spark_home(), "bin", "spark-submit"),
-        "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
-        "--master", "local[2]",
-        "--driver-memory", SERVER_MEMORY,
-        "--name", f"hashexpr-tests-connect-{port}",
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--master",
+        "local[2]",
+        "--driver-memory",
+        SERVER_MEMORY,
+        "--name",
+        f"hashexpr-tests-connect-{port}",
     ]
+    jars = [*jars, *_connect_server_jars()]
     if jars:
         args += ["--jars", ",".join(jars)]
     for key, value in settings.items():
@@ -321,8 +338,16 @@ def standalone_cluster(
     with ExitStack() as stack:
         master = ManagedProcess.start(
             "standalone master",
-            [spark_class, "org.apache.spark.deploy.master.Master",
-             "--host", LOOPBACK, "--port", str(port), "--webui-port", str(webui_port)],
+            [
+                spark_class,
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                LOOPBACK,
+                "--port",
+                str(port),
+                "--webui-port",
+                str(webui_port),
+            ],
             work_dir / "master.log",
             env,
         )
@@ -334,9 +359,21 @@ def standalone_cluster(
             worker_dir.mkdir(parents=True, exist_ok=True)
             worker = ManagedProcess.start(
                 f"standalone worker {i}",
-                [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://{LOOPBACK}:{port}",
-                 "--host", LOOPBACK, "--cores", str(worker_cores), "--memory", worker_memory,
-                 "--webui-port", str(worker_webui_port), "--work-dir", str(worker_dir)],
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.worker.Worker",
+                    f"spark://{LOOPBACK}:{port}",
+                    "--host",
+                    LOOPBACK,
+                    "--cores",
+                    str(worker_cores),
+                    "--memory",
+                    worker_memory,
+                    "--webui-port",
+                    str(worker_webui_port),
+                    "--work-dir",
+                    str(worker_dir),
+                ],
                 work_dir / f"worker-{i}.log",
                 env,
             )

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import hashexpr as hx
+
 ROOT = Path(__file__).resolve().parents[1]
 UTC = datetime.timezone.utc
 
@@ -75,7 +77,9 @@ def inputs(spark, tmp_path_factory) -> dict[str, Path]:
     df.write.orc(str(folder / "rows_orc"))
     (folder / "rows.csv").write_text(CSV, encoding="utf-8")
     (folder / "nested.json").write_text("\n".join(json.dumps(r) for r in JSON_ROWS) + "\n", encoding="utf-8")
-    (folder / "dotted.json").write_text("\n".join(json.dumps(r) for r in DOTTED_ROWS) + "\n", encoding="utf-8")
+    (folder / "dotted.json").write_text(
+        "\n".join(json.dumps(r) for r in DOTTED_ROWS) + "\n", encoding="utf-8"
+    )
     (folder / "corrupt.parquet").write_text("not a Parquet file\n", encoding="utf-8")
     # A later snapshot of rows.parquet: id 1 updated, id 2 deleted, id 5 inserted, one of id 4's two rows changed.
     changed = [(1, "b", *ROWS[0][2:]), *ROWS[2:4], (4, "é", 3.0, *ROWS[4][3:]), (5, "new", None, None, None)]
@@ -346,7 +350,10 @@ def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, mo
     [
         ("old.csv", "OUTPUT is INPUT: old.csv (write the output elsewhere)"),
         ("./new.csv", "OUTPUT is INPUT: ./new.csv (write the output elsewhere)"),
-        ("snap", "OUTPUT snap holds INPUT snap/old.csv: overwriting it would delete the input; write elsewhere"),
+        (
+            "snap",
+            "OUTPUT snap holds INPUT snap/old.csv: overwriting it would delete the input; write elsewhere",
+        ),
     ],
 )
 def test_diff_never_writes_over_its_inputs(out, message, tmp_path, monkeypatch):
@@ -358,13 +365,39 @@ def test_diff_never_writes_over_its_inputs(out, message, tmp_path, monkeypatch):
     old = "snap/old.csv" if out == "snap" else "old.csv"
     run = _cli("diff", old, "new.csv", "--key", "id", "--out", out, "--mode", "overwrite", "--verbose")
     assert _one_error_line(run) == message
-    assert all((tmp_path / n).read_text(encoding="utf-8") == CSV for n in ("old.csv", "new.csv", "snap/old.csv"))
+    assert all(
+        (tmp_path / n).read_text(encoding="utf-8") == CSV for n in ("old.csv", "new.csv", "snap/old.csv")
+    )
     assert _JVM_NOTICE not in run.stderr
 
 
 def test_jar_prints_an_existing_jar():
     path = Path(_ok(_cli("jar")).strip())
-    assert path.is_absolute() and path.is_file() and path.name == "hashexpr.jar"
+    assert path.is_absolute() and path.is_file() and path == Path(hx.jar_path())
+    assert path.name == f"hashexpr-spark{hx.jar.running_spark()[0]}_2.13.jar"
+    other = Path(_ok(_cli("jar", "--spark", "3.5")).strip())
+    assert other.name == "hashexpr-spark3.5_2.12.jar" and other.is_file()
+    assert (
+        Path(_ok(_cli("jar", "--spark", "3.5.2", "--scala", "2.13")).strip()).name
+        == "hashexpr-spark3.5_2.13.jar"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--spark", "3.4"],
+            "hashexpr has no jar for Spark 3.4: it is built for Spark 3.5 (Scala 2.12, 2.13), 4.0",
+        ),
+        (["--spark", "4.0", "--scala", "2.12"], "hashexpr has no jar for Spark 4.0 with Scala 2.12"),
+        (["--scala", "2.11"], "hashexpr has no jar for Spark"),
+        (["--spark", "four"], "not a Spark or Scala version: 'four'"),
+    ],
+)
+def test_jar_for_another_line_names_the_lines_there_are(args, message):
+    run = _cli("jar", *args)
+    assert run.returncode == 2 and message in _one_error_line(run)
 
 
 @pytest.mark.parametrize("command", [[], ["jar"], ["hash"], ["fingerprint"], ["diff"], ["collisions"]])

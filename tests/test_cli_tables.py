@@ -1,8 +1,8 @@
 """The command line on tables: Delta Lake (with time travel), Iceberg's refusal, catalog tables by name.
 
-A real Delta table is made by Spark 4.2 with Delta Lake 4.4 in ``.venv-delta`` (Delta Lake has no release for
+A real Delta table is made by Spark 4.2 with Delta Lake 4.4 in ``.venv-4.2`` (Delta Lake has no release for
 the Spark in ``spark-version``): 1,000 rows, then a DELETE of 100 and an UPDATE of one. In the main virtualenv
-the command line must refuse it in one line and never read its files as Parquet; in ``.venv-delta`` it must
+the command line must refuse it in one line and never read its files as Parquet; in ``.venv-4.2`` it must
 read it with Delta Lake, at any version. The expected values come from plain Parquet copies of each version,
 written by Delta Lake itself, read by the same command line. A Hive metastore in a temporary directory holds
 the catalog tables.
@@ -17,9 +17,9 @@ import sys
 import pytest
 from cli_runner import JVM_NOTICE, ROOT, cli, cli_all, env, ok, one_error_line, summary
 
-DELTA_PYTHON = ROOT / ".venv-delta" / "bin" / "python"
+DELTA_PYTHON = ROOT / ".venv-4.2" / "bin" / "python"
 
-# Run by .venv-delta's Python: the table, its three versions as Parquet, and its commit times in UTC.
+# Run by .venv-4.2's Python: the table, its three versions as Parquet, and its commit times in UTC.
 _MAKE_DELTA = """
 import json, sys
 from delta import configure_spark_with_delta_pip
@@ -100,7 +100,9 @@ def test_a_delta_tables_files_are_never_read_as_parquet(delta, how):
             "with --format delta"
         )
     else:
-        assert message.endswith(f"is inside a Delta table ({table}): its files are not the table's rows; read the table itself, {table}")
+        assert message.endswith(
+            f"is inside a Delta table ({table}): its files are not the table's rows; read the table itself, {table}"
+        )
 
 
 def test_an_iceberg_table_is_refused_without_its_runtime(tmp_path):
@@ -111,13 +113,19 @@ def test_an_iceberg_table_is_refused_without_its_runtime(tmp_path):
     (table / "metadata" / "v1.metadata.json").write_text("{}", encoding="utf-8")
     (table / "data").mkdir()
     message = one_error_line(cli("fingerprint", table, "--verbose"))
-    assert message.startswith(f"{table} is an Iceberg table, and Iceberg is not available on this Spark ({pyspark.__version__})")
+    assert message.startswith(
+        f"{table} is an Iceberg table, and Iceberg is not available on this Spark ({pyspark.__version__})"
+    )
 
 
 def test_a_delta_output_needs_delta_lake(tmp_path):
     (tmp_path / "in.csv").write_text("a\n1\n", encoding="utf-8")
-    message = one_error_line(cli("hash", "in.csv", "--out", "out", "--out-format", "delta", "--hex", cwd=tmp_path))
-    assert message.startswith("writing out as a Delta table needs Delta Lake, which is not available on this Spark")
+    message = one_error_line(
+        cli("hash", "in.csv", "--out", "out", "--out-format", "delta", "--hex", cwd=tmp_path)
+    )
+    assert message.startswith(
+        "writing out as a Delta table needs Delta Lake, which is not available on this Spark"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +152,9 @@ def delta_runs(delta, tmp_path_factory) -> dict[str, subprocess.CompletedProcess
 
 
 def _report(run: subprocess.CompletedProcess, status: int = 0) -> dict:
-    assert run.returncode == status, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr[-4000:]}"
+    assert run.returncode == status, (
+        f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr[-4000:]}"
+    )
     return json.loads(run.stdout)
 
 
@@ -218,7 +228,13 @@ def test_catalog_tables_by_name(hive, tmp_path):
     table = _report(runs["table"])
     assert table["input"] == {"table": "sales.orders_v1", "format": "table"}
     assert table["rows"] == 50 and table["fingerprint"] == _report(runs["copy"])["fingerprint"]
-    assert _report(runs["diff"])["counts"] == {"insert": 10, "update": 0, "delete": 10, "duplicate_key": 0, "null_key": 0}
+    assert _report(runs["diff"])["counts"] == {
+        "insert": 10,
+        "update": 0,
+        "delete": 10,
+        "duplicate_key": 0,
+        "null_key": 0,
+    }
     missing = one_error_line(runs["missing"])
     assert "[TABLE_OR_VIEW_NOT_FOUND]" in missing and "`nope`" in missing, missing
     # No metastore, warehouse or Derby log in the directory the runs started in: only their logs.

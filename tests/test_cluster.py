@@ -41,14 +41,26 @@ def job(cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory) ->
     # The job's own Python process needs hashexpr from the source tree, like this one (PYTHONPATH=python).
     pythonpath = os.pathsep.join(filter(None, [str(PYTHON_SOURCES), os.environ.get("PYTHONPATH")]))
     env = spark_env({"PYTHONPATH": pythonpath, "PYSPARK_PYTHON": sys.executable})
-    args = [sys.executable, str(Path(__file__).with_name("cluster_job.py")),
-            "--master", cluster.master_url, "--out", str(out), "--rows", str(ROWS), "--executors", str(WORKERS)]
+    args = [
+        sys.executable,
+        str(Path(__file__).with_name("cluster_job.py")),
+        "--master",
+        cluster.master_url,
+        "--out",
+        str(out),
+        "--rows",
+        str(ROWS),
+        "--executors",
+        str(WORKERS),
+    ]
     process = ManagedProcess.start("cluster job", args, out / "job.log", env)
     try:
         try:
             code = process.popen.wait(timeout=JOB_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"the cluster job did not finish in {JOB_TIMEOUT_SECONDS}s; log:\n{process.log_tail()}")
+            pytest.fail(
+                f"the cluster job did not finish in {JOB_TIMEOUT_SECONDS}s; log:\n{process.log_tail()}"
+            )
         if code != 0:
             pytest.fail(f"the cluster job failed with exit code {code}; log:\n{process.log_tail()}")
     finally:
@@ -68,7 +80,7 @@ def _mismatches(expected: DataFrame, actual: DataFrame) -> DataFrame:
 def test_job_ran_on_both_workers(cluster: StandaloneCluster, job: dict[str, Any]) -> None:
     """The job's tasks ran on two executors, one on each worker, and the jar came from spark.jars."""
     assert job["master"] == cluster.master_url
-    assert job["jars"].endswith("hashexpr.jar"), job["jars"]
+    assert job["jars"].endswith(".jar") and "hashexpr-spark" in job["jars"], job["jars"]
     executors = job["executors"]
     assert len(executors) == WORKERS, executors
     assert all(e["tasks"] > 0 for e in executors), executors

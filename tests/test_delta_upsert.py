@@ -1,7 +1,7 @@
-"""The Delta Lake SCD2 upsert of ``examples/delta_upsert.py``, run in ``.venv-delta`` (Spark 4.2 + Delta 4.4).
+"""The Delta Lake SCD2 upsert of ``examples/delta_upsert.py``, on Spark 3.5 (Delta 3.3) and Spark 4.2 (Delta 4.4).
 
 Delta Lake does not run on the Spark in ``spark-version`` yet, so the example runs in a subprocess with the
-second virtualenv's Python; ``make`` creates that virtualenv from ``requirements-delta.txt``. The expected
+Python of a Spark line's virtualenv (``.venv-3.5``, ``.venv-4.2``; ``make`` creates them from ``spark-lines/``). The expected
 changes come from the two snapshots compared with pandas, value by value, without Spark or hashexpr; the
 stored record hashes are recomputed with the pure-Python reference. One run takes about a minute; the first
 on a machine also downloads Delta's jars (87 MB) from Maven Central into the Ivy cache.
@@ -24,7 +24,8 @@ from hashexpr import reference
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "delta_upsert.py"
-DELTA_PYTHON = ROOT / ".venv-delta" / "bin" / "python"
+#: The Spark lines with a Delta Lake release, and the pyspark of each line's virtualenv.
+DELTA_LINES = {"3.5": "3.5.9", "4.2": "4.2.1"}
 T1, T2 = datetime.datetime(2024, 1, 1), datetime.datetime(2024, 2, 1)
 
 
@@ -81,18 +82,19 @@ def expected():
     }
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """One run of the example in .venv-delta: its JSON result and the final table it dumped."""
-    if not DELTA_PYTHON.exists():
+@pytest.fixture(scope="module", params=list(DELTA_LINES))
+def run(request, tmp_path_factory):
+    """One run of the example in a Spark line's virtualenv: its JSON result and the final table it dumped."""
+    python = ROOT / f".venv-{request.param}" / "bin" / "python"
+    if not python.exists():
         pytest.fail(
-            f"{DELTA_PYTHON} is missing: `make` creates the Delta virtualenv (`make venv-delta`, a prerequisite of "
-            "`make test`) from requirements-delta.txt"
+            f"{python} is missing: `make venv-{request.param}` (a prerequisite of `make test`) creates it from "
+            f"spark-lines/{request.param}.txt"
         )
     dump = tmp_path_factory.mktemp("delta") / "final.parquet"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), SPARK_LOCAL_IP="127.0.0.1")
     done = subprocess.run(
-        [str(DELTA_PYTHON), str(EXAMPLE), "--json", "--dump", str(dump)],
+        [str(python), str(EXAMPLE), "--json", "--dump", str(dump)],
         check=False,
         cwd=ROOT,
         env=env,
@@ -102,12 +104,13 @@ def run(tmp_path_factory):
     )
     assert done.returncode in (0, 1), f"the example crashed ({done.returncode}):\n{done.stderr[-4000:]}"
     result = json.loads(done.stdout)
+    result["line"] = request.param
     return result, pd.read_parquet(dump)
 
 
 def test_every_check_of_the_example_passes(run):
     result, _ = run
-    assert result["spark_version"] == "4.2.0"
+    assert result["spark_version"] == DELTA_LINES[result["line"]]
     assert result["delta_packages"].startswith("io.delta:delta-spark_")
     assert result["checks"] and [name for name, ok in result["checks"].items() if not ok] == []
     assert result["ok"] is True

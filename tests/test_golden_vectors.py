@@ -16,7 +16,6 @@ import pytest
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
-    CalendarIntervalType,
     DataType,
     DecimalType,
     DoubleType,
@@ -27,6 +26,7 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.reference import FORMAT_VERSION, SEED, record_hash
+from hashexpr.spark_types import CalendarIntervalType
 
 VECTORS_FILE = Path(__file__).resolve().parents[1] / "spec" / "vectors-v1.json"
 DOCUMENT = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))

@@ -179,8 +179,12 @@ def test_source_file_probe_is_silent_and_follows_name_resolution(tmp_path):
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
     done = subprocess.run(
-        [sys.executable, "-c", _SOURCE_FILE_SCRIPT, str(ROOT / "target" / "hashexpr.jar"), str(tmp_path)],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
+        [sys.executable, "-c", _SOURCE_FILE_SCRIPT, hx.jar_path(), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     errors = [line for line in done.stderr.splitlines() if "ERROR" in line]

@@ -19,7 +19,6 @@ from pyspark.sql.types import (
     BinaryType,
     BooleanType,
     ByteType,
-    CalendarIntervalType,
     DateType,
     DayTimeIntervalType,
     DecimalType,
@@ -43,6 +42,7 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.reference import SEED, encode_record, encode_value, record_hash
+from hashexpr.spark_types import CalendarIntervalType
 
 INT, LONG, STRING, DOUBLE = IntegerType(), LongType(), StringType(), DoubleType()
 LCASE = StringType("UTF8_LCASE")

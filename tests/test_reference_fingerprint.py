@@ -21,7 +21,6 @@ from pyspark.sql.types import (
     BinaryType,
     BooleanType,
     ByteType,
-    CalendarIntervalType,
     CharType,
     DataType,
     DateType,
@@ -53,6 +52,7 @@ from hashexpr.reference import (
     spark_type_of_arrow,
     spark_type_string,
 )
+from hashexpr.spark_types import CalendarIntervalType
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 0x68617368

@@ -96,8 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["jar"])                                     # doctest: +ELLIPSIS
-    /.../hashexpr.jar
+    >>> main(["jar", "--spark", "3.5"])                   # doctest: +ELLIPSIS
+    /.../hashexpr-spark3.5_2.12.jar
     0
     """
     args = build_parser().parse_args(argv)
@@ -343,16 +343,26 @@ def _add_output(
 def _add_jar(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "jar",
-        help="print the path of hashexpr.jar",
-        description="Print the path of hashexpr.jar, for spark-submit --jars or a Spark Connect server.",
-        epilog=f'Example: spark-submit --jars "$({PROG} jar)" job.py',
+        help="print the path of the hashexpr jar for a Spark line",
+        description=(
+            "Print the path of the hashexpr jar for the installed pyspark's Spark line and Scala version, or for "
+            "another line (--spark, --scala), for spark-submit --jars or a Spark Connect server."
+        ),
+        epilog=(
+            f'Examples: spark-submit --jars "$({PROG} jar)" job.py; '
+            f"{PROG} jar --spark 3.5 --scala 2.12 (Databricks 15.4 LTS, EMR 7, Glue 5)"
+        ),
+    )
+    parser.add_argument("--spark", metavar="X.Y", help="the Spark line (default: the installed pyspark's)")
+    parser.add_argument(
+        "--scala", metavar="2.1x", help="the Scala version (default: pyspark's, or the line's usual one)"
     )
     parser.set_defaults(run=_run_jar)
 
 
 def _run_jar(args: argparse.Namespace) -> Outcome:
     """``hashexpr jar``: print the jar's absolute path."""
-    path = hx.jar_path()
+    path = hx.jar_path(spark=args.spark, scala=args.scala)
     return Outcome(lines=[path], report={"jar": path})
 
 

@@ -13,6 +13,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from hashexpr.errors import HashExprNotInstalledError
+from hashexpr.spark_types import COLUMN_CLASSES
 
 ColumnOrName = Column | str
 
@@ -22,7 +23,7 @@ _installed: weakref.WeakSet = weakref.WeakSet()
 
 
 def _to_column(c: ColumnOrName) -> Column:
-    if isinstance(c, Column):
+    if isinstance(c, COLUMN_CLASSES):
         return c
     if isinstance(c, str):
         return F.col(c)

@@ -84,7 +84,6 @@ from pyspark.sql.types import (
     BinaryType,
     BooleanType,
     ByteType,
-    CalendarIntervalType,
     CharType,
     DataType,
     DateType,
@@ -107,6 +106,8 @@ from pyspark.sql.types import (
     VarcharType,
     YearMonthIntervalType,
 )
+
+from hashexpr.spark_types import CalendarIntervalType
 
 if TYPE_CHECKING:
     import pandas

@@ -24,6 +24,21 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
   /** The first byte of a business-key record. */
   static final int KEY_RECORD = 0x82;
 
+  /**
+   * Compares two byte arrays lexicographically as unsigned bytes, a shorter prefix first: the order in which
+   * record_hash_by_name sorts its names. (Java 9's Arrays.compareUnsigned, on Java 8 too.)
+   */
+  public static int compareUnsigned(byte[] a, byte[] b) {
+    int n = Math.min(a.length, b.length);
+    for (int i = 0; i < n; i++) {
+      int c = (a[i] & 0xFF) - (b[i] & 0xFF);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return a.length - b.length;
+  }
+
   public static final int NULL_KEY_HASH = 0;
   public static final int NULL_KEY_NULL = 1;
   public static final int NULL_KEY_ERROR = 2;

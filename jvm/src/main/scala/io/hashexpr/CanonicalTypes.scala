@@ -12,7 +12,7 @@ private[hashexpr] object CanonicalTypes {
     case _: DecimalType | _: StringType | _: DayTimeIntervalType | _: YearMonthIntervalType => None
     case ArrayType(et, _) => firstUnsupported(et)
     case MapType(kt, vt, _) => firstUnsupported(kt).orElse(firstUnsupported(vt))
-    case StructType(fields) => fields.iterator.flatMap(f => firstUnsupported(f.dataType)).nextOption()
+    case StructType(fields) => fields.iterator.map(f => firstUnsupported(f.dataType)).collectFirst { case Some(t) => t }
     case udt: UserDefinedType[_] => firstUnsupported(udt.sqlType)
     case other => Some(other)
   }

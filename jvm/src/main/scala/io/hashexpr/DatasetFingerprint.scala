@@ -97,6 +97,8 @@ object DatasetFingerprint {
    */
   def typeString(dt: DataType): String = dt match {
     case st: StringType if SparkShims.hasBinaryEquality(st) => "string"
+    // CHAR(n)/VARCHAR(n) hash as STRING; Spark 3.5's are not StringTypes.
+    case _: CharType | _: VarcharType => "string"
     case st: StringType =>
       s"string collate ${new String(SparkShims.collationNameBytes(st), StandardCharsets.US_ASCII)}"
     case ArrayType(et, _) => s"array<${typeString(et)}>"

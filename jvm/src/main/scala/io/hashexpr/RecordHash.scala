@@ -59,7 +59,7 @@ object RecordHash {
               s"which hashexpr format v${CanonicalEncoder.FORMAT_VERSION} cannot hash"),
             "hint" -> CanonicalTypes.hint(bad)))
         }
-      }.nextOption().getOrElse(TypeCheckResult.TypeCheckSuccess)
+      }.collectFirst { case mismatch => mismatch }.getOrElse(TypeCheckResult.TypeCheckSuccess)
     }
   }
 }

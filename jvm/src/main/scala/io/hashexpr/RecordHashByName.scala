@@ -40,7 +40,7 @@ case class RecordHashByName(children: Seq[Expression], names: Seq[String]) exten
   /** Sorted by the names' UTF-8 bytes, so the column order does not matter. */
   override protected lazy val layout: Seq[(Expression, Array[Byte])] =
     children.zip(names).map { case (c, name) => c -> name.getBytes(StandardCharsets.UTF_8) }
-      .sortWith { case ((_, a), (_, b)) => java.util.Arrays.compareUnsigned(a, b) < 0 }
+      .sortWith { case ((_, a), (_, b)) => CanonicalEncoder.compareUnsigned(a, b) < 0 }
 
   override def checkInputDataTypes(): TypeCheckResult = {
     names.diff(names.distinct).headOption match {

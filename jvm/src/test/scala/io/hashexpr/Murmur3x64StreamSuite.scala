@@ -4,7 +4,6 @@ import java.io.File
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
 
-import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.commons.codec.digest.MurmurHash3
@@ -68,7 +67,7 @@ class Murmur3x64StreamSuite extends AnyFunSuite {
     val vectors = new ObjectMapper().readTree(new File(root, "spec/murmur3-vectors.json")).get("vectors")
     assert(vectors.size() >= 40)
     val tails = scala.collection.mutable.Set.empty[Int]
-    vectors.elements().asScala.foreach { v =>
+    TestJson.elements(vectors).foreach { v =>
       val input = unhex(v.get("input_hex").asText())
       val seed = v.get("seed").asLong().toInt
       tails += input.length % 16

@@ -40,7 +40,7 @@ class RegistrationSuite extends SparkSuite {
   }
 
   test("every example in DESCRIBE FUNCTION EXTENDED gives the result it shows") {
-    HashExprExtensions.functions.foreach { case (_, info, _) =>
+    HashExprFunctions.functions.foreach { case (_, info, _) =>
       val examples = info.getExamples.linesIterator.map(_.trim).filter(_.nonEmpty).toSeq
       val pairs = examples.sliding(2).collect { case Seq(q, r) if q.startsWith(">") => q.drop(1).trim -> r }.toSeq
       assert(pairs.nonEmpty, s"${info.getName} has no examples")
@@ -49,5 +49,10 @@ class RegistrationSuite extends SparkSuite {
         assert(actual == expected, s"$query")
       }
     }
+  }
+
+  test("the session entry point knows every function (it registers them all when the jar is for another line)") {
+    assert(HashExprExtensions.FUNCTIONS.toSeq.map(_.toSeq) ==
+      HashExprFunctions.functions.map { case (id, info, _) => Seq(id.funcName, info.getClassName) })
   }
 }

@@ -40,7 +40,7 @@ class RowPositionSuite extends SparkSuite {
 
   test("a streaming query may use it; each micro-batch has its own batch_id") {
     val dir = Files.createTempDirectory("row-position")
-    Seq("a", "b", "c").zipWithIndex.foreach { case (s, i) => Files.writeString(dir.resolve(s"$i.txt"), s"$s\n${s}2\n") }
+    Seq("a", "b", "c").zipWithIndex.foreach { case (s, i) => Files.write(dir.resolve(s"$i.txt"), s"$s\n${s}2\n".getBytes("UTF-8")) }
     val query = spark.readStream.option("maxFilesPerTrigger", 1).text(dir.toString)
       .selectExpr("value", "row_position() AS p")
       .writeStream.format("memory").queryName("row_positions").trigger(Trigger.AvailableNow()).start()

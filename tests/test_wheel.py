@@ -1,0 +1,105 @@
+"""The wheel as a user gets it: ``make dist``'s one wheel, installed into a fresh virtualenv of each Spark line
+next to that line's newest pyspark, used with no checkout on the path. Hashes, fingerprints and diffs are the
+same on every line (the frozen vectors' values).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from hashexpr.jar import SPARK_LINES, jar_name
+
+ROOT = Path(__file__).resolve().parents[1]
+VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()
+WHEEL = ROOT / "dist" / f"hashexpr-{VERSION}-py3-none-any.whl"
+PYSPARK = {
+    "3.5": "3.5.9",
+    "4.0": "4.0.5",
+    "4.1": "4.1.4",
+    "4.2": "4.2.1",
+    "4.3": (ROOT / "spark-version").read_text().strip(),
+}
+VECTORS = json.loads((ROOT / "spec" / "vectors-v1.json").read_text(encoding="utf-8"))["vectors"]
+FINGERPRINTS = json.loads((ROOT / "spec" / "fingerprint-vectors-v1.json").read_text(encoding="utf-8"))[
+    "vectors"
+]
+CHECKED = [v for v in VECTORS if "collate" not in json.dumps(v).lower()][:60]
+
+# Run in the fresh virtualenv, from an empty directory: the installed package only.
+_SCRIPT = r"""
+import json, subprocess, sys
+import hashexpr as hx
+from pyspark.sql import SparkSession, functions as F
+
+vectors, fingerprint_sql = json.loads(sys.argv[1]), sys.argv[2]
+spark = hx.configure(SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")).getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+row = spark.range(1).select(
+    *[F.hex(hx.record_hash(*[F.expr(a) for a in args])).alias(f"v{i}") for i, args in enumerate(vectors)]
+).collect()[0]
+old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id INT, v STRING")
+new = spark.createDataFrame([(1, "a"), (2, "B"), (4, "d")], "id INT, v STRING")
+cli = subprocess.run([sys.executable, "-m", "hashexpr", "jar"], check=False, capture_output=True, text=True, check=True)
+print(json.dumps({
+    "package": hx.__file__,
+    "version": hx.__version__,
+    "spark": spark.version,
+    "jar": hx.jar_path(),
+    "cli_jar": cli.stdout.strip(),
+    "hashes": [h.lower() for h in row],
+    "fingerprint": hx.dataset_fingerprint(spark.sql(fingerprint_sql)),
+    "diff": hx.summarize(hx.diff(old, new, "id")),
+}))
+"""
+
+
+def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    run = subprocess.run(args, check=False, capture_output=True, text=True, timeout=1200, **kwargs)
+    assert run.returncode == 0, f"{args}: {run.stderr[-3000:]}"
+    return run
+
+
+@pytest.fixture(scope="module")
+def wheel() -> Path:
+    if not WHEEL.is_file():
+        pytest.fail(f"{WHEEL} is missing: `make dist` builds it (make test does this first)")
+    return WHEEL
+
+
+def test_the_wheel_carries_every_lines_jar(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        jars = sorted(n for n in archive.namelist() if n.endswith(".jar"))
+    expected = sorted(f"hashexpr/jars/{jar_name(s, c)}" for s, scalas in SPARK_LINES.items() for c in scalas)
+    assert jars == expected
+
+
+@pytest.mark.parametrize("line", list(PYSPARK))
+def test_the_wheel_alone_on_each_line(wheel, line, tmp_path):
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    python = str(venv / "bin" / "python")
+    _run([python, "-m", "pip", "install", "-q", str(wheel), f"pyspark=={PYSPARK[line]}"])
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "VIRTUAL_ENV")}
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    vectors = json.dumps([[a["sql"] for a in v["args"]] for v in CHECKED])
+    fingerprint = [v for v in FINGERPRINTS if "collate" not in json.dumps(v).lower()][-1]
+    run = _run([python, "-c", _SCRIPT, vectors, fingerprint["sql"]], cwd=work, env=env)
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    site = str(venv)
+    assert result["package"].startswith(site) and result["version"] == VERSION
+    assert result["spark"] == PYSPARK[line]
+    scala = "2.12" if line == "3.5" else "2.13"
+    assert result["jar"] == result["cli_jar"] and result["jar"].startswith(site)
+    assert Path(result["jar"]).name == jar_name(line, scala)
+    assert result["hashes"] == [v["hex"] for v in CHECKED]
+    assert result["fingerprint"] == fingerprint["fingerprint"]
+    assert result["diff"] == {"insert": 1, "update": 1, "delete": 1, "duplicate_key": 0, "null_key": 0}
