@@ -65,7 +65,7 @@ jars: venv
 	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/package
 
 # The smoke suite on each other line's newest pyspark, hashexpr from this checkout.
-LINE_SMOKE := tests/test_golden_vectors.py tests/test_lines.py tests/test_connect.py
+LINE_SMOKE := tests/test_lines.py tests/test_connect.py
 test-lines-python: line-venvs
 	for line in $(LINE_VENVS); do \
 	  echo "== Spark $$line: $$(.venv-$$line/bin/python -c 'import pyspark; print(pyspark.__version__)')"; \
@@ -74,12 +74,13 @@ test-lines-python: line-venvs
 
 test-lines: test-lines-jvm test-lines-python
 
-# Every suite on every line.
+# Every suite on every line, and the wheel next to every line's pyspark.
 test-matrix: venv line-venvs lint
 	$(SBT) hashexpr/package hashexpr/test
 	@$(MAKE) --no-print-directory $(JAR)
 	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/test
-	$(PY) -m pytest
+	@$(MAKE) --no-print-directory wheel
+	HASHEXPR_TEST_MATRIX=1 $(PY) -m pytest
 	$(MAKE) --no-print-directory test-lines-python
 
 jar: venv
@@ -90,19 +91,30 @@ $(JAR): $(PINNED_JAR)
 	cp $(PINNED_JAR) $@
 
 # One wheel with every line's jar; the package picks the one the running Spark needs.
-dist: venv jars jar
-	rm -f python/hashexpr/jars/hashexpr-spark*.jar
+dist: jar jars
+	@$(MAKE) --no-print-directory wheel
+
+# The wheel of the jars in target/jars (make dist builds them first); python/hashexpr/jars/ is only its
+# staging directory, emptied before and after.
+.PHONY: wheel
+wheel: venv
+	rm -rf build/lib build/bdist.* python/hashexpr/jars dist/hashexpr-$(shell cat VERSION)-py3-none-any.whl
 	mkdir -p python/hashexpr/jars dist
 	cp target/jars/hashexpr-spark*.jar python/hashexpr/jars/
 	$(PY) -m pip wheel -q --no-deps -w dist .
-	rm -f python/hashexpr/jars/hashexpr-spark*.jar
+	rm -rf python/hashexpr/jars
 
-# One sbt start for the pinned jar and all its ScalaTest suites; every other line's jar and suites; the full
-# pytest suite on the pinned line (it also runs other lines' virtualenvs); the smoke suite on the other lines.
-test: venv line-venvs lint
-	$(SBT) hashexpr/package hashexpr/test
-	@$(MAKE) --no-print-directory $(JAR)
-	$(MAKE) --no-print-directory test-lines-jvm
+# The other lines' virtualenvs are made (downloads, mostly) while sbt builds and tests every line's jar: one
+# sbt start for the pinned jar and all its ScalaTest suites, one per other line for its jar and suites. Then
+# the wheel, the full pytest suite on the pinned line (it also runs other lines' virtualenvs, and the wheel in
+# fresh ones), and the smoke suite on each other line.
+test: venv lint
+	@mkdir -p target
+	$(MAKE) --no-print-directory line-venvs > target/line-venvs.log 2>&1 & venvs=$$!; \
+	$(SBT) hashexpr/package hashexpr/test && $(MAKE) --no-print-directory $(JAR) && \
+	  $(MAKE) --no-print-directory test-lines-jvm; status=$$?; \
+	wait $$venvs || { cat target/line-venvs.log; echo "make line-venvs failed"; exit 1; }; exit $$status
+	@$(MAKE) --no-print-directory wheel
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-lines-python
 

@@ -18,6 +18,7 @@ is restored after each test, for the classic tests that run after this module.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -137,6 +138,10 @@ def _session(server: ConnectServer) -> Iterator[SparkSession]:
     finally:
         if remote is not None:
             remote.stop()
+            del remote
+            # pyspark 4.0's client shuts the release pool all its sessions share when a stopped client is
+            # garbage-collected; collected now, that cannot happen in the middle of the next session's call.
+            gc.collect()
         if mode_before is None:
             os.environ.pop(CONNECT_MODE, None)
         else:

@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 
 from hashexpr.functions import ColumnOrName, _require
 from hashexpr.names import column, resolve
-from hashexpr.spark_types import COLUMN_CLASSES
+from hashexpr.spark_types import is_column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -79,7 +79,7 @@ def fingerprints_by(df: DataFrame, *by: ColumnOrName) -> DataFrame:
     if not by:
         raise ValueError("fingerprints_by needs at least one grouping column; use dataset_fingerprint for all rows")
     for c in by:
-        if not isinstance(c, (*COLUMN_CLASSES, str)):
+        if not (is_column(c) or isinstance(c, str)):
             raise TypeError(f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}")
     _require("dataset_fingerprint")
     named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))

@@ -13,7 +13,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from hashexpr.errors import HashExprNotInstalledError
-from hashexpr.spark_types import COLUMN_CLASSES
+from hashexpr.spark_types import is_column
 
 ColumnOrName = Column | str
 
@@ -23,7 +23,7 @@ _installed: weakref.WeakSet = weakref.WeakSet()
 
 
 def _to_column(c: ColumnOrName) -> Column:
-    if isinstance(c, COLUMN_CLASSES):
+    if is_column(c):
         return c
     if isinstance(c, str):
         return F.col(c)

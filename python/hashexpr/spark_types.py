@@ -6,17 +6,16 @@ from pyspark.sql import Column
 from pyspark.sql.types import DataType
 
 
-def _column_classes() -> tuple[type, ...]:
-    """pyspark 3.5's Spark Connect column is not a :class:`pyspark.sql.Column` (from 4.0 on it is)."""
-    try:
-        from pyspark.sql.connect.column import Column as ConnectColumn
-    except ImportError:  # the Connect client's dependencies (grpcio, ...) are not installed
-        return (Column,)
-    return (Column,) if issubclass(ConnectColumn, Column) else (Column, ConnectColumn)
+def is_column(value: object) -> bool:
+    """Whether ``value`` is a column expression, classic or Spark Connect.
 
+    pyspark 3.5's Spark Connect column is not a :class:`pyspark.sql.Column` (from 4.0 on it is); it is told by
+    its class rather than imported, since importing Connect modules without their dependencies may exit.
+    """
+    return isinstance(value, Column) or any(
+        k.__name__ == "Column" and k.__module__ == "pyspark.sql.connect.column" for k in type(value).__mro__
+    )
 
-#: The classes of a column expression, classic or Spark Connect, for ``isinstance``.
-COLUMN_CLASSES: tuple[type, ...] = _column_classes()
 
 try:
     from pyspark.sql.types import CalendarIntervalType
@@ -29,4 +28,4 @@ except ImportError:  # pyspark 3.5: CALENDAR INTERVAL has a Python class from 4.
             return "interval"
 
 
-__all__ = ["COLUMN_CLASSES", "CalendarIntervalType"]
+__all__ = ["CalendarIntervalType", "is_column"]
