@@ -34,8 +34,9 @@ object HashExprFunctions {
    * on every line.
    */
   private def extensionFunctionsAreTemporary: Boolean = {
-    val Array(major, minor) = org.apache.spark.SPARK_VERSION.split("[.-]").take(2).map(_.toInt)
-    major < 4 || (major == 4 && minor < 2)
+    // The first two numbers only: vendors append their own parts ("3.5.1-amzn-0").
+    val version = org.apache.spark.SPARK_VERSION.split("[.-]").take(2).map(_.toInt)
+    version(0) < 4 || (version(0) == 4 && version(1) < 2)
   }
 
   private def registerAsBuiltin(): Unit = FunctionRegistry.builtin.synchronized {
