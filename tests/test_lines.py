@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 from spark_conf import FOLDING_RULES, spark_conf
+from spark_lines import PINNED_LINE
 
 import hashexpr as hx
 from hashexpr.jar import running_spark
@@ -259,7 +260,7 @@ def _other_line_jars() -> list[str]:
 # ServiceLoader with nothing but spark.jars (which PySpark 3.5's session does not consult for spark.jars).
 _HOW = ["named"] if LINE == "3.5" else ["named", "service"]
 # Every case on the pinned line; one jar, one way on the others (their suite runs in CI's time budget).
-_PINNED = LINE == ".".join((ROOT / "spark-version").read_text().split(".")[:2])
+_PINNED = LINE == PINNED_LINE
 
 
 @pytest.mark.parametrize("how", _HOW if _PINNED else _HOW[:1])

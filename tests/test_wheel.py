@@ -13,19 +13,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from spark_lines import LINES, PINNED_LINE, pyspark_version
 
 from hashexpr.jar import SPARK_LINES, jar_name
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()
 WHEEL = ROOT / "dist" / f"hashexpr-{VERSION}-py3-none-any.whl"
-PYSPARK = {
-    "3.5": "3.5.9",
-    "4.0": "4.0.5",
-    "4.1": "4.1.4",
-    "4.2": "4.2.1",
-    "4.3": (ROOT / "spark-version").read_text().strip(),
-}
 VECTORS = json.loads((ROOT / "spec" / "vectors-v1.json").read_text(encoding="utf-8"))["vectors"]
 FINGERPRINTS = json.loads((ROOT / "spec" / "fingerprint-vectors-v1.json").read_text(encoding="utf-8"))[
     "vectors"
@@ -81,7 +75,7 @@ def test_the_wheel_carries_every_lines_jar(wheel):
 
 
 # make test installs the wheel next to Spark 3.5 and the pinned line; make test-matrix next to every line.
-WHEEL_LINES = list(PYSPARK) if os.environ.get("HASHEXPR_TEST_MATRIX") else ["3.5", "4.3"]
+WHEEL_LINES = LINES if os.environ.get("HASHEXPR_TEST_MATRIX") else ["3.5", PINNED_LINE]
 
 
 @pytest.mark.parametrize("line", WHEEL_LINES)
@@ -89,7 +83,7 @@ def test_the_wheel_alone_on_each_line(wheel, line, tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     python = str(venv / "bin" / "python")
-    _run([python, "-m", "pip", "install", "-q", str(wheel), f"pyspark=={PYSPARK[line]}"])
+    _run([python, "-m", "pip", "install", "-q", str(wheel), f"pyspark=={pyspark_version(line)}"])
     work = tmp_path / "work"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "VIRTUAL_ENV")}
@@ -100,7 +94,7 @@ def test_the_wheel_alone_on_each_line(wheel, line, tmp_path):
     result = json.loads(run.stdout.strip().splitlines()[-1])
     site = str(venv)
     assert result["package"].startswith(site) and result["version"] == VERSION
-    assert result["spark"] == PYSPARK[line]
+    assert result["spark"] == pyspark_version(line)
     scala = "2.12" if line == "3.5" else "2.13"
     assert result["jar"] == result["cli_jar"] and result["jar"].startswith(site)
     assert Path(result["jar"]).name == jar_name(line, scala)
