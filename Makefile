@@ -149,7 +149,7 @@ BENCH_ARGS ?=
 # datacompy (the diff comparison) only for the benchmark, without its [spark] extra: that pins pyspark <= 4.2
 # on Python 3.11, and the venv keeps the pyspark of spark-version.
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(PY) -m pip install -q "datacompy==1.1.0"
+	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7"
 	touch $@
 
 bench: jar $(VENV)/.bench-installed

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SECTIONS = ("hash", "wide", "nested", "fingerprint", "diff")
+SECTIONS = ("hash", "wide", "nested", "fingerprint", "diff", "scale")
 HERE = Path(__file__).resolve().parent
 
 # The ten mixed columns: name -> SQL expression over `id` (a deterministic pseudo-random value per row).
@@ -136,19 +136,29 @@ class Bench:
         )
         return res
 
-    def measure_rounds(self, candidates: list[tuple[str, int, Callable[[], object]]]) -> list[Result]:
+    def measure_rounds(
+        self,
+        candidates: list[tuple],
+        rounds: int | None = None,
+        warmup: int | None = None,
+        after_run: Callable[[Result], None] | None = None,
+    ) -> list[Result]:
         """Warm every candidate up, then run them in rounds, each once per round (``rounds`` rounds).
 
-        Candidates whose ratios are compared run interleaved, so a slow spell of the machine (another
-        process, a GC, the CPU clock) falls on all of them instead of on the one that happened to run then.
+        A candidate is ``(name, rows, action)`` or ``(name, rows, action, warm-up action)``; what the last
+        warm-up returns is kept as ``found``. Candidates whose ratios are compared run interleaved, so a slow
+        spell of the machine (another process, a GC, the CPU clock) falls on all of them instead of on the one
+        that happened to run then. ``after_run`` is called after each timed run.
         """
-        results = [Result(name, rows) for name, rows, _ in candidates]
-        for res, (_, _, action) in zip(results, candidates):
-            for _ in range(self.warmup):
-                res.found = action()
-        for _ in range(self.rounds):
-            for res, (_, _, action) in zip(results, candidates):
-                self._timed(res, action)
+        results = [Result(c[0], c[1]) for c in candidates]
+        for res, c in zip(results, candidates):
+            for _ in range(self.warmup if warmup is None else warmup):
+                res.found = (c[3] if len(c) > 3 else c[2])()
+        for _ in range(self.rounds if rounds is None else rounds):
+            for res, c in zip(results, candidates):
+                self._timed(res, c[2])
+                if after_run is not None:
+                    after_run(res)
         return [self._logged(res) for res in results]
 
     def measure(
@@ -265,23 +275,30 @@ def section_wide(b: Bench, wide, rows: int) -> dict:
     out, per_k = [], {}
     for k in (50, 100, 200):
         sub = cols[:k]
-        scan = b.measure(f"scan only, {k} columns", rows, lambda s=sub: noop(wide.select(*s)))
-        rh = b.measure(
-            f"hx.record_hash, {k} columns",
-            rows,
-            lambda s=sub: noop(wide.select(hx.record_hash(*s).alias("h"))),
+        exprs = row_hash_candidates(sub)
+        scan, rh, xx = b.measure_rounds(
+            [
+                (f"scan only, {k} columns", rows, lambda s=sub: noop(wide.select(*s))),
+                (
+                    f"hx.record_hash, {k} columns",
+                    rows,
+                    lambda s=sub: noop(wide.select(hx.record_hash(*s).alias("h"))),
+                ),
+                (
+                    f"xxhash64(...), {k} columns",
+                    rows,
+                    lambda e=exprs["xxhash64(...)  [Spark, 64-bit]"]: noop(wide.selectExpr(f"{e} as h")),
+                ),
+            ]
         )
-        out += [scan, rh]
-        per_k[k] = (rh, scan)
-    exprs = row_hash_candidates(cols)
-    for name in ("xxhash64(...)  [Spark, 64-bit]", "md5(concat_ws('||', ...))"):
-        out.append(
-            b.measure(
-                f"{name.split('  ')[0]}, 200 columns",
-                rows,
-                lambda e=exprs[name]: noop(wide.selectExpr(f"{e} as h")),
-            )
+        out += [scan, rh, xx]
+        per_k[k] = (rh, scan, xx)
+    md5 = row_hash_candidates(cols)["md5(concat_ws('||', ...))"]
+    out.append(
+        b.measure(
+            "md5(concat_ws('||', ...)), 200 columns", rows, lambda: noop(wide.selectExpr(f"{md5} as h"))
         )
+    )
     return {"results": out, "hx": per_k[200][0], "per_k": per_k}
 
 
@@ -291,48 +308,38 @@ def section_nested(b: Bench, nested, rows: int) -> dict:
     cols = nested.columns
     qc = ", ".join(q(c) for c in cols)
     ws = ", ".join(cast_str(cols))
-    out = [b.measure("scan only (all columns to noop)", rows, lambda: noop(nested.select(*cols)))]
-    hx_res = b.measure(
-        "hx.record_hash(*)", rows, lambda: noop(nested.select(hx.record_hash(*cols).alias("h")))
-    )
-    out.append(hx_res)
-    out.append(
-        b.measure(
-            "md5(to_json(struct(*)))",
-            rows,
-            lambda: noop(nested.selectExpr(f"md5(to_json(struct({qc}))) as h")),
-        )
-    )
-    out.append(
-        b.measure(
-            "md5(concat_ws('||', cast(c as string)...))",
-            rows,
-            lambda: noop(nested.selectExpr(f"md5(concat_ws('||', {ws})) as h")),
-        )
-    )
     # hash()/xxhash64() refuse maps unless a legacy flag is set; with it, map entry order changes the hash.
+    # The flag changes nothing for the other candidates, so all of them run interleaved under it.
+    note = "needs spark.sql.legacy.allowHashOnMapType=true; map entry order changes the hash"
     b.spark.conf.set("spark.sql.legacy.allowHashOnMapType", "true")
     try:
-        note = "needs spark.sql.legacy.allowHashOnMapType=true; map entry order changes the hash"
-        out.append(
-            b.measure(
-                "xxhash64(...)  [legacy map flag]",
-                rows,
-                lambda: noop(nested.selectExpr(f"xxhash64({qc}) as h")),
-                note=note,
-            )
-        )
-        out.append(
-            b.measure(
-                "hash(...)  [legacy map flag]",
-                rows,
-                lambda: noop(nested.selectExpr(f"hash({qc}) as h")),
-                note=note,
-            )
+        out = b.measure_rounds(
+            [
+                ("scan only (all columns to noop)", rows, lambda: noop(nested.select(*cols))),
+                ("hx.record_hash(*)", rows, lambda: noop(nested.select(hx.record_hash(*cols).alias("h")))),
+                (
+                    "md5(to_json(struct(*)))",
+                    rows,
+                    lambda: noop(nested.selectExpr(f"md5(to_json(struct({qc}))) as h")),
+                ),
+                (
+                    "md5(concat_ws('||', cast(c as string)...))",
+                    rows,
+                    lambda: noop(nested.selectExpr(f"md5(concat_ws('||', {ws})) as h")),
+                ),
+                (
+                    "xxhash64(...)  [legacy map flag]",
+                    rows,
+                    lambda: noop(nested.selectExpr(f"xxhash64({qc}) as h")),
+                ),
+                ("hash(...)  [legacy map flag]", rows, lambda: noop(nested.selectExpr(f"hash({qc}) as h"))),
+            ]
         )
     finally:
         b.spark.conf.unset("spark.sql.legacy.allowHashOnMapType")
-    return {"results": out, "hx": hx_res}
+    for r in out[-2:]:
+        r.note = note
+    return {"results": out, "hx": out[1], "xx": out[4]}
 
 
 def section_fingerprint(b: Bench, df, rows: int) -> dict:
@@ -375,15 +382,23 @@ def make_new(old, n: int, fraction: float):
 
 
 def section_diff(
-    b: Bench, old, n: int, fractions: list[float], with_datacompy: bool, peer_runs: int | None
+    b: Bench, sets: dict, fractions: list[float], with_datacompy: bool, peer_runs: int | None, rounds: int
 ) -> dict:
+    """hx.diff and the hand-written diffs on Parquet snapshots, read from the files in every run.
+
+    At every size and changed fraction: ``hx.diff`` (its whole output: keys, change, side, changed_columns,
+    to ``noop``), the full outer joins a user would write (on ``md5(concat_ws)`` row hashes, and on
+    ``record_key``/``record_hash``), counting the keys whose hashes differ; at the smallest size also both with
+    the old side's stored hashes (written by ``with_metadata``), and, at its smallest fraction, the slow peers
+    (``exceptAll`` both ways, datacompy). Candidates run interleaved in ``rounds`` rounds; the smallest size
+    warms up first, the larger ones start from a warm JVM.
+    """
     from pyspark.sql import functions as F
 
     import hashexpr as hx
 
-    cols = old.columns
-    values = [c for c in cols if c != "id"]
-    ws = ", ".join(cast_str(values))
+    spark = b.spark
+    read = spark.read.parquet
     compare_cls = None
     if with_datacompy:
         try:
@@ -391,90 +406,199 @@ def section_diff(
         except ImportError as e:
             b.log(f"  datacompy's SparkSQLCompare is not importable ({e}); left out")
 
-    def hash_join(o, nw, row_hash: str):
-        """A full outer join on id of the row hashes, keeping the ids whose hashes differ."""
-        ho = o.selectExpr("id", f"{row_hash} as h_old")
-        hn = nw.selectExpr("id", f"{row_hash} as h_new")
-        j = ho.join(hn, "id", "full_outer").where(~F.col("h_old").eqNullSafe(F.col("h_new")))
-        return j.select(
-            "id",
-            F.expr(
-                "case when h_old is null then 'insert' when h_new is null then 'delete' "
-                "else 'update' end as change"
-            ),
+    def differing(ho, hn, on: str) -> int:
+        """A full outer join of (key, row hash) per side, counting the keys whose hashes differ."""
+        j = ho.join(hn, on, "full_outer").where(~F.col("h_old").eqNullSafe(F.col("h_new")))
+        return j.count()
+
+    def md5_join(o_path: str, n_path: str) -> int:
+        o, n = read(o_path), read(n_path)
+        md5 = f"md5(concat_ws('||', {', '.join(cast_str([c for c in o.columns if c != 'id']))}))"
+        return differing(o.selectExpr("id", f"{md5} as h_old"), n.selectExpr("id", f"{md5} as h_new"), "id")
+
+    def rh_join(o_path: str, n_path: str) -> int:
+        o, n = read(o_path), read(n_path)
+        values = [c for c in o.columns if c != "id"]
+        return differing(
+            o.select(hx.record_key("id").alias("k"), hx.record_hash(*values).alias("h_old")),
+            n.select(hx.record_key("id").alias("k"), hx.record_hash(*values).alias("h_new")),
+            "k",
         )
 
-    md5 = f"md5(concat_ws('||', {ws}))"
-    rh = f"record_hash({', '.join(q(c) for c in values)})"
+    def stored_join(o_path: str, n_path: str) -> int:
+        o, n = read(o_path), read(n_path)
+        return differing(
+            o.select(F.col("_hx_record_key").alias("k"), F.col("_hx_record_hash").alias("h_old")),
+            n.select(hx.record_key("id").alias("k"), hx.record_hash(*n.columns, by_name=True).alias("h_new")),
+            "k",
+        )
 
-    slow_note = "" if peer_runs is None else f"{peer_runs} run(s), no warm-up (--peer-runs)"
-    per_fraction = {}
-    for f in fractions:
-        new, n_new = cache(make_new(old, n, f), f"new side, {f:.3%} changed", b.log)
-        rows = n + n_new
-        res = []
-        hx_res = b.measure(
-            "hx.diff(old, new, 'id')",
-            rows,
-            lambda nw=new: noop(hx.diff(old, nw, "id")),
-            warmup_action=lambda nw=new: hx.summarize(hx.diff(old, nw, "id")),
-        )
-        res.append(hx_res)
-        foj = b.measure(
-            "full outer join on md5(concat_ws) row hashes",
-            rows,
-            lambda nw=new: noop(hash_join(old, nw, md5)),
-            warmup_action=lambda nw=new: hash_join(old, nw, md5).count(),
-        )
-        res.append(foj)
-        if f == min(fractions):  # a join on record_hash instead of md5: what the hash alone saves
-            res.append(
-                b.measure(
-                    "full outer join on record_hash row hashes",
+    smallest = min(sets)
+    per_case = {}
+    for size, ss in sorted(sets.items()):
+        for f in fractions:
+            o, o_s, n = ss.old, ss.old_stored, ss.new[f]
+            rows = size + ss.new_rows[f]
+            b.log(f"  diff: {size:,} rows a side, {f:.3%} changed")
+            candidates = [
+                (
+                    "hx.diff(old, new, 'id')",
                     rows,
-                    lambda nw=new: noop(hash_join(old, nw, rh)),
-                    warmup_action=lambda nw=new: hash_join(old, nw, rh).count(),
+                    lambda o=o, n=n: noop(hx.diff(read(o), read(n), "id")),
+                    lambda o=o, n=n: hx.summarize(hx.diff(read(o), read(n), "id")),
+                ),
+                ("full outer join on md5(concat_ws) row hashes", rows, lambda o=o, n=n: md5_join(o, n)),
+                ("full outer join on record_key/record_hash", rows, lambda o=o, n=n: rh_join(o, n)),
+            ]
+            if size == smallest:
+                candidates += [
+                    (
+                        "hx.diff, old side with stored hashes",
+                        rows,
+                        lambda o=o_s, n=n: noop(hx.diff(read(o), read(n), "id")),
+                        lambda o=o_s, n=n: hx.summarize(hx.diff(read(o), read(n), "id")),
+                    ),
+                    (
+                        "full outer join on the old side's stored hashes",
+                        rows,
+                        lambda o=o_s, n=n: stored_join(o, n),
+                    ),
+                ]
+            res = b.measure_rounds(candidates, rounds=rounds, warmup=b.warmup if size == smallest else 0)
+            case = {"results": res, "hx": res[0], "md5": res[1], "rh": res[2], "rows": size, "fraction": f}
+            if size == smallest:
+                case["hx_stored"], case["stored"] = res[3], res[4]
+            if size == smallest and f == min(fractions):
+                slow_note = "" if peer_runs is None else f"{peer_runs} run(s), no warm-up (--peer-runs)"
+                res.append(
+                    b.measure(
+                        "exceptAll, both ways",
+                        rows,
+                        lambda o=o, n=n: (
+                            read(o).exceptAll(read(n)).count(),
+                            read(n).exceptAll(read(o)).count(),
+                        ),
+                        runs=peer_runs,
+                        note=slow_note,
+                    )
                 )
-            )
-        res.append(
-            b.measure(
-                "exceptAll, both ways",
-                rows,
-                lambda nw=new: (noop(old.exceptAll(nw)), noop(nw.exceptAll(old))),
-                warmup_action=lambda nw=new: (old.exceptAll(nw).count(), nw.exceptAll(old).count()),
-                runs=peer_runs,
-                note=slow_note,
-            )
+                if compare_cls is not None:
+                    res.append(_datacompy(b, compare_cls, read(o), read(n), rows, peer_runs, slow_note))
+            per_case[(size, f)] = case
+    return per_case
+
+
+def _datacompy(b: Bench, compare_cls, old, new, rows: int, peer_runs: int | None, slow_note: str) -> Result:
+    from pyspark.sql import functions as F
+
+    # datacompy 1.1.0 computes TRY_CAST(<column> AS DOUBLE) for every compared column, which Spark 4 refuses for
+    # DATE at analysis (DATATYPE_MISMATCH.CAST_WITH_FUNC_SUGGESTION, ANSI on or off), so it gets the DATE
+    # columns as their day numbers (unix_date, an INT).
+    dates = [f.name for f in old.schema.fields if f.dataType.typeName() == "date"]
+
+    def days(df):
+        return df.withColumns({c: F.unix_date(c) for c in dates}) if dates else df
+
+    def run_dc():
+        cmp = compare_cls(b.spark, days(old), days(new), join_columns="id")
+        found = (cmp.df1_unq_rows.count(), cmp.df2_unq_rows.count(), cmp.count_matching_rows())
+        cmp.intersect_rows.unpersist()
+        return found
+
+    return b.measure(
+        "datacompy SparkSQLCompare(old, new, 'id')",
+        rows,
+        run_dc,
+        note="constructor (runs the comparison) + unique-row and matching-row counts"
+        + (f"; DATE column(s) {', '.join(dates)} passed as unix_date (see README)" if dates else "")
+        + (f"; {slow_note}" if slow_note else ""),
+        runs=peer_runs,
+    )
+
+
+def section_scale(args, log) -> dict:
+    """record_hash, dataset_fingerprint and hx.diff at growing sizes, in a Spark of its own with
+    ``--scale-driver-memory`` (local mode: the driver's heap is the executors'), run as a subprocess."""
+    import json
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "scale.json"
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--scale-worker",
+            str(out),
+            "--driver-memory",
+            args.scale_driver_memory,
+            "--data-dir",
+            args.data_dir,
+            "--scale-rows",
+            ",".join(map(str, args.scale_rows)),
+            "--diff-fractions",
+            args.diff_fractions,
+            "--diff-sizes",
+            ",".join(map(str, args.diff_sizes)),
+            "--shuffle-partitions",
+            str(args.shuffle_partitions),
+        ]
+        log(f"  starting a Spark with driver memory {args.scale_driver_memory} for the scaling runs")
+        subprocess.run(cmd, check=True)
+        return json.loads(out.read_text())
+
+
+def scale_worker(args, log) -> None:
+    """The scaling runs (see :func:`section_scale`); results go to the JSON file ``args.scale_worker``."""
+    import json
+
+    from snapshots import StageSpills, snapshot_set
+
+    import hashexpr as hx
+
+    spark = build_spark(args)
+    read = spark.read.parquet
+    b = Bench(spark, runs=2, warmup=1, log=log, rounds=2)
+    spills = StageSpills(spark)
+    per_run: dict[str, list] = {}
+
+    def record(res: Result) -> None:
+        per_run.setdefault(res.name, []).append(spills.since_last())
+
+    out = {"driver_memory": args.driver_memory, "sizes": {}}
+    for i, rows in enumerate(args.scale_rows):
+        # The diff section's sets are reused (same fractions); other sizes get a set with 1 % changes only.
+        fractions = args.fractions if rows in args.diff_sizes else [0.01]
+        ss = snapshot_set(
+            spark, Path(args.data_dir), rows, fractions, _MIXED, make_new, log, stored=rows in args.diff_sizes
         )
-        dc = None
-        if compare_cls is not None:
-            # datacompy 1.1.0 computes TRY_CAST(<column> AS DOUBLE) for every compared column, which Spark 4
-            # refuses for DATE at analysis (DATATYPE_MISMATCH.CAST_WITH_FUNC_SUGGESTION, ANSI on or off), so
-            # it gets the same cached data with the DATE column as its day number (unix_date, an INT).
-            dates = [f.name for f in old.schema.fields if f.dataType.typeName() == "date"]
-
-            def days(df, dates=dates):
-                return df.withColumns({c: F.unix_date(c) for c in dates}) if dates else df
-
-            def run_dc(nw=new):
-                cmp = compare_cls(b.spark, days(old), days(nw), join_columns="id")
-                found = (cmp.df1_unq_rows.count(), cmp.df2_unq_rows.count(), cmp.count_matching_rows())
-                cmp.intersect_rows.unpersist()
-                return found
-
-            dc = b.measure(
-                "datacompy SparkSQLCompare(old, new, 'id')",
-                rows,
-                run_dc,
-                note="constructor (runs the comparison) + unique-row and matching-row counts"
-                + (f"; DATE column(s) {', '.join(dates)} passed as unix_date (see README)" if dates else "")
-                + (f"; {slow_note}" if slow_note else ""),
-                runs=peer_runs,
-            )
-            res.append(dc)
-        new.unpersist()
-        per_fraction[f] = {"results": res, "hx": hx_res, "foj": foj, "dc": dc}
-    return per_fraction
+        o, n = ss.old, ss.new[0.01]
+        cols = read(o).columns
+        per_run.clear()
+        spills.since_last()
+        res = b.measure_rounds(
+            [
+                (
+                    f"record_hash pass, {rows:,} rows",
+                    rows,
+                    lambda o=o, c=cols: noop(read(o).select(hx.record_hash(*c).alias("h"))),
+                ),
+                (f"dataset_fingerprint, {rows:,} rows", rows, lambda o=o: hx.dataset_fingerprint(read(o))),
+                (
+                    f"hx.diff at 1 %, {rows:,} rows a side",
+                    rows + ss.new_rows[0.01],
+                    lambda o=o, n=n: noop(hx.diff(read(o), read(n), "id")),
+                ),
+            ],
+            warmup=1 if i == 0 else 0,
+            after_run=record,
+        )
+        out["sizes"][str(rows)] = {
+            kind: {"name": r.name, "rows": r.rows, "times": r.times, "spills": per_run.get(r.name, [])}
+            for kind, r in zip(("record_hash", "fingerprint", "diff"), res)
+        }
+    spark.stop()
+    Path(args.scale_worker).write_text(json.dumps(out))
 
 
 # ----------------------------------------------------------------------------------------------- report
@@ -614,7 +738,7 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             "|---:|---:|---:|---:|---:|---:|",
         ]
         per = {}
-        for k, (rh, scan) in s["per_k"].items():
+        for k, (rh, scan, _) in s["per_k"].items():
             net = rh.median - scan.median
             per[k] = (rh.median / (rh.rows * k) * 1e9, net / (rh.rows * k) * 1e9)
             lines.append(
@@ -644,30 +768,67 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             f"{ratio:.2f}×)"
         )
 
-    if "diff" in sections:
-        lines += ["## Diff (old vs new, keyed by id)", ""]
-        for f, s in sections["diff"].items():
-            lines += [f"### {f:.3%} of the rows changed", ""] + table(s["results"], s["hx"]) + [""]
-            found = [f"{r.name}: {r.found}" for r in s["results"] if r.found is not None]
-            lines += ["Warm-up results (what each found): " + "; ".join(found), ""]
-        f0 = min(sections["diff"])
-        s = sections["diff"][f0]
-        r = s["foj"].median / s["hx"].median
+    if "wide" in sections or "nested" in sections:
+        pairs = [
+            (f"{k} columns", rh, xx) for k, (rh, _, xx) in sections.get("wide", {}).get("per_k", {}).items()
+        ]
+        if "nested" in sections:
+            pairs.append(("nested data", sections["nested"]["hx"], sections["nested"]["xx"]))
+        if "hash" in sections:
+            hs = sections["hash"]
+            pairs.insert(0, ("10 columns", hs["hx"], by_name(hs["results"], "xxhash64")))
+        worst = max(rh.median / xx.median for _, rh, xx in pairs)
         targets.append(
-            f"- diff at {f0:.3%} changes ≥ 5× faster than the full-outer-join md5 diff: "
-            f"{verdict(r >= 5)} (join {s['foj'].median:.3f} s / hx.diff {s['hx'].median:.3f} s = "
-            f"{r:.2f}×)"
+            f"- record_hash at or below xxhash64 time on 10/50/100/200 columns and nested data: "
+            f"{verdict(worst <= 1.0)} ("
+            + "; ".join(
+                f"{what}: {rh.median:.3f} s / {xx.median:.3f} s = {rh.median / xx.median:.2f}"
+                for what, rh, xx in pairs
+            )
+            + ")"
         )
-        if s["dc"] is not None:
-            r = s["dc"].median / s["hx"].median
-            targets.append(
-                f"- diff at {f0:.3%} changes faster than datacompy: {verdict(r > 1)} "
-                f"(datacompy {s['dc'].median:.3f} s / hx.diff {s['hx'].median:.3f} s = {r:.2f}×)"
+
+    if "diff" in sections:
+        lines += [
+            "## Diff of Parquet snapshots (old vs new, keyed by id)",
+            "",
+            (
+                "Both sides are Parquet files, read afresh in every run (nothing cached). `hx.diff` writes its "
+                "whole output (keys, change, side, changed_columns) to `noop`; each full outer join counts the "
+                "keys whose row hashes differ. Candidates run interleaved, "
+                f"{args.diff_rounds} rounds; at the smallest size after {args.warmup} warm-up."
+            ),
+            "",
+        ]
+        for (size, f), s in sections["diff"].items():
+            lines += (
+                [f"### {size:,} rows a side, {f:.3%} of the rows changed", ""]
+                + table(s["results"], s["hx"])
+                + [""]
             )
-        else:
+            found = [f"{r.name}: {r.found}" for r in s["results"] if r.found is not None]
+            if found:
+                lines += ["Warm-up results (what each found): " + "; ".join(found), ""]
+        for (size, f), s in sections["diff"].items():
+            hx_t, rh_t, md5_t = s["hx"].median, s["rh"].median, s["md5"].median
             targets.append(
-                "- diff faster than datacompy: not measured (datacompy's SparkSQLCompare not importable)"
+                f"- diff, {size:,} rows, {f:.3%}: hx.diff ≤ the record_key/record_hash join: "
+                f"{verdict(hx_t <= rh_t)} ({hx_t:.2f} s vs {rh_t:.2f} s, {rh_t / hx_t:.2f}×); "
+                f"≥ 5× faster than the md5 join: {verdict(md5_t >= 5 * hx_t)} ({md5_t / hx_t:.2f}×)"
             )
+        for (size, f), s in sections["diff"].items():
+            if "hx_stored" not in s:
+                continue
+            t, st, rh_t, md5_t = s["hx_stored"].median, s["stored"].median, s["rh"].median, s["md5"].median
+            targets.append(
+                f"- diff with stored hashes on the old side, {size:,} rows, {f:.3%}: ≤ the join on stored hashes "
+                f"{verdict(t <= st)} ({t:.2f} s vs {st:.2f} s); ≥ 1.3× faster than the record_hash join "
+                f"{verdict(rh_t >= 1.3 * t)} ({rh_t / t:.2f}×); ≥ 5× faster than the md5 join "
+                f"{verdict(md5_t >= 5 * t)} ({md5_t / t:.2f}×)"
+            )
+
+    if "scale" in sections:
+        lines += scale_report(args, sections["scale"], targets)
 
     if targets:
         lines += ["## Targets (from this one run)", ""] + targets + [""]
@@ -682,6 +843,84 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def scale_report(args, scale: dict, targets: list[str]) -> list[str]:
+    """The scaling table (and plot): seconds and time per row at each size, and the spills of every run."""
+    sizes = sorted(scale["sizes"], key=int)
+    kinds = (
+        ("record_hash", "record_hash pass"),
+        ("fingerprint", "dataset_fingerprint"),
+        ("diff", "hx.diff, 1 %"),
+    )
+    lines = [
+        "## Scaling (Parquet, 20 columns)",
+        "",
+        (
+            f"A Spark of its own, `local[2]` with driver memory {scale['driver_memory']} (in local mode the "
+            "driver's heap is the executors'; 1g is Spark's default executor memory). Median of 2 rounds; the "
+            "smallest size after a warm-up. `record_hash pass` writes the hashes of the old snapshot to `noop`, "
+            "`dataset_fingerprint` fingerprints it, `hx.diff` diffs it against the 1 % snapshot (rows: both sides). "
+            "Spilled bytes and failed stages come from Spark's monitoring API, summed over the runs' stages."
+        ),
+        "",
+        "| candidate | rows | median s | ns per row | per row vs smallest | spilled (memory / disk) | failed stages |",
+        "|---|---:|---:|---:|---:|---|---:|",
+    ]
+    per_row = {}
+    for kind, label in kinds:
+        for size in sizes:
+            r = scale["sizes"][size][kind]
+            med = statistics.median(r["times"])
+            ns = med / r["rows"] * 1e9
+            per_row.setdefault(kind, []).append((int(size), r["rows"], med, ns))
+            base = per_row[kind][0][3]
+            spilled_mem = sum(x["spilled_memory_bytes"] for x in r["spills"])
+            spilled_disk = sum(x["spilled_disk_bytes"] for x in r["spills"])
+            failed = sum(x["failed_stages"] for x in r["spills"])
+            lines.append(
+                f"| {label} | {r['rows']:,} | {med:.2f} | {ns:.0f} | {ns / base:.2f}x | "
+                f"{spilled_mem:,} B / {spilled_disk:,} B | {failed} |"
+            )
+        last = per_row[kind][-1]
+        first = per_row[kind][0]
+        r_all = [scale["sizes"][z][kind] for z in sizes]
+        spills = sum(x["spilled_memory_bytes"] + x["spilled_disk_bytes"] for r in r_all for x in r["spills"])
+        fails = sum(x["failed_stages"] for r in r_all for x in r["spills"])
+        targets.append(
+            f"- {label}: time per row at {last[0]:,} within 1.2× of that at {first[0]:,}: "
+            f"{verdict(last[3] <= 1.2 * first[3])} ({first[3]:.0f} → {last[3]:.0f} ns per row, "
+            f"{last[3] / first[3]:.2f}×); no spill and no failed stage with {scale['driver_memory']}: "
+            f"{verdict(spills == 0 and fails == 0)} ({spills:,} B spilled, {fails} failed)"
+        )
+    lines.append("")
+    if args.plot_out:
+        try:
+            plot_scaling(per_row, kinds, Path(args.plot_out), scale["driver_memory"])
+            lines += [f"![seconds vs rows]({Path(args.plot_out).name})", ""]
+        except ImportError:
+            lines += ["(no plot: matplotlib is not installed)", ""]
+    return lines
+
+
+def plot_scaling(per_row: dict, kinds, out: Path, memory: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    for kind, label in kinds:
+        pts = per_row[kind]
+        ax.plot([p[0] / 1e6 for p in pts], [p[2] for p in pts], marker="o", label=label)
+    ax.set_xlabel("rows a side (millions)")
+    ax.set_ylabel("seconds (median)")
+    ax.set_title(f"hashexpr on Parquet, 20 columns, local[2], driver memory {memory}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
 
 
 # ----------------------------------------------------------------------------------------------- main
@@ -719,7 +958,27 @@ def parse_args(argv=None):
     p.add_argument(
         "--fingerprint-rows", type=int, default=None, help="rows for the fingerprint (default: --rows)"
     )
-    p.add_argument("--diff-rows", type=int, default=None, help="rows of each diff side (default: --rows)")
+    p.add_argument(
+        "--diff-sizes", default="2000000,8000000", help="rows a side of the diff snapshots, comma-separated"
+    )
+    p.add_argument("--diff-rounds", type=int, default=2, help="rounds of the interleaved diff candidates")
+    p.add_argument(
+        "--data-dir",
+        default=str(HERE.parent / "target" / "bench-data"),
+        help="where the Parquet snapshots are written once and reused",
+    )
+    p.add_argument(
+        "--scale-rows", default="2000000,8000000,20000000", help="rows of the scaling runs, comma-separated"
+    )
+    p.add_argument(
+        "--scale-driver-memory",
+        default="1g",
+        help="driver memory of the Spark that runs the scaling section (local mode: the executors' heap)",
+    )
+    p.add_argument(
+        "--plot-out", default=str(HERE / "scaling.png"), help="the scaling plot (PNG; '' for none)"
+    )
+    p.add_argument("--scale-worker", default=None, help=argparse.SUPPRESS)
     p.add_argument("--diff-fractions", default="0.00001,0.01,0.1", help="changed fractions, comma-separated")
     p.add_argument("--udf-rows", type=int, default=100_000, help="sample rows for the Python UDF")
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
@@ -759,8 +1018,9 @@ def parse_args(argv=None):
     args.only = [s for s in SECTIONS if s in only]
     args.nested_rows = args.nested_rows or max(args.rows // 2, 1)
     args.fingerprint_rows = args.fingerprint_rows or args.rows
-    args.diff_rows = args.diff_rows or args.rows
     args.fractions = [float(x) for x in args.diff_fractions.split(",") if x.strip()]
+    args.diff_sizes = [int(x) for x in args.diff_sizes.split(",") if x.strip()]
+    args.scale_rows = [int(x) for x in args.scale_rows.split(",") if x.strip()]
     return args
 
 
@@ -771,6 +1031,9 @@ def main(argv=None) -> int:
     def log(msg: str) -> None:
         print(f"[{time.perf_counter() - started:6.0f} s] {msg}", flush=True)
 
+    if args.scale_worker:
+        scale_worker(args, log)
+        return 0
     spark = build_spark(args)
     log(f"Spark {spark.version} up, sections: {', '.join(args.only)}")
     b = Bench(spark, args.runs, args.warmup, log, rounds=args.rounds)
@@ -828,13 +1091,24 @@ def main(argv=None) -> int:
         sections["nested"] = section_nested(b, nested, nn)
         nested.unpersist()
     if "diff" in args.only:
+        from snapshots import MORE_COLUMNS, snapshot_set
+
         log("section diff")
-        old, on = cache(mixed(args.diff_rows), "diff: old side", log)
-        sizes["diff (each side; new = old with changes)"] = (on, mixed_cols)
+        sets = {
+            n: snapshot_set(spark, Path(args.data_dir), n, args.fractions, _MIXED, make_new, log)
+            for n in args.diff_sizes
+        }
+        for n in args.diff_sizes:
+            sizes[f"diff, Parquet files (each side; new = old with changes), {n:,} rows"] = (
+                n,
+                f"{mixed_cols}, {', '.join(MORE_COLUMNS)}",
+            )
         sections["diff"] = section_diff(
-            b, old, on, args.fractions, not args.no_datacompy, args.peer_runs or None
+            b, sets, args.fractions, not args.no_datacompy, args.peer_runs or None, args.diff_rounds
         )
-        old.unpersist()
+    if "scale" in args.only:
+        log("section scale")
+        sections["scale"] = section_scale(args, log)
 
     report = render(args, spark, sizes, sections, started)
     if args.out:

@@ -216,6 +216,18 @@ def test_diff_over_connect_equals_classic(remote: SparkSession, classic: dict[st
     assert {change for _, change, _, _ in got} == {"insert", "update", "delete"}
 
 
+def test_diff_with_stored_hashes_over_connect(remote: SparkSession, classic: dict[str, Any]) -> None:
+    """A side tagged by with_metadata lends diff its stored hashes over Connect too, on client-side rows."""
+    table = remote.table(VIEW)
+    local = remote.createDataFrame(table.collect(), table.schema)
+    new = local.where("id % 10 <> 3").withColumn("s", F.expr("IF(id % 7 = 0, concat(s, '*'), s)"))
+    new = new.unionByName(local.where("id < 5").withColumn("id", F.col("id") + 10_000))
+    tagged = hx.with_metadata(local, "id", commit_time="2026-01-02T03:04:05")
+    rows = hx.diff(tagged, new, "id").collect()
+    got = sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in rows)
+    assert got == classic["diff"]
+
+
 def test_unknown_column_is_sparks_analysis_exception(remote: SparkSession) -> None:
     """A misspelt column is reported by Spark's analyzer, not mistaken for a missing jar."""
     df = remote.table(VIEW)

@@ -318,7 +318,9 @@ def test_invalid_arguments(spark):
         diff(df, df, [])
     with pytest.raises(ValueError, match="buckets"):
         diff(df, df, "s", buckets=0)
-    with pytest.raises(ValueError, match=r"buckets must be an int from 1 to 1,048,576 \(2\^20\), got 1048577"):
+    with pytest.raises(
+        ValueError, match=r"buckets must be an int from 1 to 1,048,576 \(2\^20\), got 1048577"
+    ):
         diff(df, df, "s", buckets=2**20 + 1)
 
 
@@ -433,7 +435,7 @@ def test_flights_every_change_found_and_nothing_else(flight_snapshots):
     plan = diff_plan(old, new, FLIGHT_KEY)
     changed_keys = len({k for k, change, _, _ in expected if change != "null_key"})
     # The pre-filter keeps the join small: at most one bucket per changed key, a small share of all rows
-    # (about 1,350 of 65,536 buckets, of about 5 rows a side each).
+    # (about 1,350 of 1,048,576 buckets, each with a row or two).
     assert 0 < len(plan.differing_buckets) <= changed_keys
     assert plan.rows_to_compare < 0.03 * (plan.old_rows + plan.new_rows)
     assert [plan.old_rows, plan.new_rows] == sizes
@@ -449,3 +451,112 @@ def test_flights_every_change_found_and_nothing_else(flight_snapshots):
     assert {k: v for k, v in plan.counts.items() if k != "unchanged"} == {
         t: counts[t] for t in diff_module.CHANGE_TYPES if t != "unchanged"
     }
+
+
+# ----------------------------------------------------------------------------------------- stored hashes
+
+
+@pytest.fixture(scope="module")
+def stored(spark, tmp_path_factory, crafted):
+    """The crafted snapshots written with with_metadata to Parquet (as a pipeline stores them), read back."""
+    from hashexpr.metadata import with_metadata
+
+    old, new = crafted
+    # A duplicated and a NULL key, so that stored hashes meet every kind of row.
+    extra = [(2, "dup", 0.0, None, None), (None, "null key", 1.0, None, None)]
+    old = old.unionByName(old.sparkSession.createDataFrame(extra, SCHEMA))
+    base = tmp_path_factory.mktemp("stored")
+    for name, df in (("old", old), ("new", new)):
+        with_metadata(df, "id", commit_time="2026-01-02T03:04:05").write.parquet(str(base / name))
+    read = spark.read.parquet
+    return old, new, read(str(base / "old")), read(str(base / "new"))
+
+
+def test_stored_hashes_give_the_same_diff(stored):
+    old, new, old_stored, new_stored = stored
+    compared = [c for c in old.columns if c != "id"]
+    everything = reference(old, new, ["id"], compared, include_unchanged=True)
+    for o, n in ((old_stored, new), (old, new_stored), (old_stored, new_stored)):
+        for include_unchanged in (False, True):
+            got = entries(diff(o, n, "id", include_unchanged=include_unchanged), ["id"])
+            want = Counter({e: k for e, k in everything.items() if include_unchanged or e[1] != "unchanged"})
+            assert got == want, f"missing {want - got}, extra {got - want}"
+        counts = diff_plan(o, n, "id").counts
+        assert counts == diff_plan(old, new, "id").counts
+    # Metadata columns are neither compared nor in the values.
+    result = diff(old_stored, new, "id", include_values=True)
+    assert (
+        result.schema["old"].dataType.simpleString()
+        == "struct<s:string,x:double,m:map<string,int>,a:array<int>>"
+    )
+
+
+def test_stored_hashes_are_what_the_first_pass_reads(stored, capsys):
+    _, new, old_stored, _ = stored
+    spec = diff_module._spec(old_stored, new, "id", None, None, None, None)
+    assert spec.stored[0] is not None and spec.stored[1] is None and spec.with_key
+    diff_module._hashed_sides(spec).explain()
+    plan = capsys.readouterr().out
+    old_scan = next(line for line in plan.splitlines() if "FileScan parquet" in line)
+    assert "ReadSchema: struct<id:int,_hx_record_key:binary,_hx_record_hash:binary>" in old_scan
+    # Asked not to, diff hashes the values, and the metadata columns are data like any other.
+    with pytest.raises(ValueError, match=r"only in old: \['_hx_record_key'"):
+        diff(old_stored, new, "id", old_hashes=False)
+    assert diff_module._spec(old_stored, new, "id", ["s", "x"], None, False, None).stored == (None, None)
+
+
+def test_named_stored_hash_columns(stored):
+    old, new, old_stored, _ = stored
+    renamed = old_stored.withColumnsRenamed({"_hx_record_key": "rk", "_hx_record_hash": "rh"}).drop(
+        "_hx_commit_time", "_hx_commit_seqno", "_hx_source_file", "_hx_format_version"
+    )
+    got = entries(diff(renamed, new, "id", old_hashes=("rk", "rh")), ["id"])
+    assert got == entries(diff(old, new, "id"), ["id"])
+
+
+def test_stored_hashes_that_do_not_match_are_refused(spark):
+    from hashexpr import record_hash
+    from hashexpr.metadata import with_metadata
+
+    old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0)], "id INT, s STRING, x DOUBLE")
+    new = spark.createDataFrame([(1, "a", 1.5), (3, "c", 3.0)], "id INT, s STRING, x DOUBLE")
+    # Hashed over one column: the compared columns differ, and the message says how to match them.
+    subset = with_metadata(old, "id", hash_columns=["s"])
+    with pytest.raises(ValueError, match=r"is not record_hash_by_name of the compared columns \['s', 'x'\]"):
+        diff(subset, new, "id")
+    assert summarize(diff(subset, new, "id", columns=["s"]))["update"] == 0
+    # Keys written with options, or a positional hash stored under the name: other things than diff compares.
+    with pytest.raises(ValueError, match=r"`_hx_record_key` is not record_key\(id\).*key options"):
+        diff(with_metadata(old, "id", key_options={"salt": "s1"}), new, "id")
+    positional = with_metadata(old, "id").withColumn("_hx_record_hash", record_hash("id", "s", "x"))
+    with pytest.raises(ValueError, match="in another mode"):
+        diff(positional, new, "id")
+    # Asked for but missing, misnamed, or not binary.
+    with pytest.raises(
+        ValueError, match=r"old_hashes=True, but old lacks \['_hx_record_key', '_hx_record_hash'\]"
+    ):
+        diff(old, new, "id", old_hashes=True)
+    with pytest.raises(ValueError, match=r"new_hashes names columns that new does not have: \['rh'\]"):
+        diff(old, new.withColumn("rk", new.id), "id", new_hashes=("rk", "rh"))
+    with pytest.raises(ValueError, match="must be True, False, None or a pair"):
+        diff(old, new, "id", old_hashes="rk")
+    with pytest.raises(ValueError, match="must be BINARY"):
+        diff(old.withColumns({"rk": old.s, "rh": old.s}), new, "id", old_hashes=("rk", "rh"))
+
+
+def test_a_missing_stored_hash_fails_the_query(spark, monkeypatch):
+    from pyspark.errors import PySparkException
+    from pyspark.sql import functions as F
+
+    from hashexpr.metadata import with_metadata
+
+    old = with_metadata(spark.range(50).selectExpr("id", "id % 3 AS v"), "id").withColumn(
+        "_hx_record_hash", F.when(F.col("id") == 40, None).otherwise(F.col("_hx_record_hash"))
+    )
+    new = spark.range(50).selectExpr("id", "id % 4 AS v")
+    with pytest.raises(ValueError, match="1 of the first 50 rows have no stored hash"):
+        diff(old, new, "id")
+    # Beyond the rows checked up front, the query fails rather than report a change that is not one.
+    monkeypatch.setattr(diff_module, "_CHECKED_ROWS", 10)
+    with pytest.raises(PySparkException, match="a row of old has a NULL _hx_record_key or _hx_record_hash"):
+        diff(old, new, "id").collect()

@@ -4,7 +4,8 @@ Rows are matched by the hash of their key (:func:`record_key`) and compared by t
 (:func:`record_hash`), so NULLs, map entry order, ``-0.0`` and NaN follow the hash semantics of
 ``docs/FORMAT.md``. A first Spark job compares the two sides bucket by bucket (a hash of the key) on hashes
 only and finds the buckets that hold changes; the rows of those buckets alone are joined with their values.
-See ``docs/DIFF.md``.
+A side written by :func:`~hashexpr.metadata.with_metadata` lends its stored key and row hashes to the first
+job, which then reads only those two columns of it. See ``docs/DIFF.md``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     ByteType,
     CharType,
     DataType,
@@ -36,6 +38,7 @@ from pyspark.sql.types import (
 
 from hashexpr.errors import SchemaMismatchError
 from hashexpr.functions import record_hash, record_key
+from hashexpr.metadata import DEFAULT_NAMES
 from hashexpr.names import column, quote
 
 if TYPE_CHECKING:
@@ -44,16 +47,21 @@ if TYPE_CHECKING:
 #: Every value of the ``change`` column, in the order :func:`summarize` reports them.
 CHANGE_TYPES = ("insert", "update", "delete", "unchanged", "duplicate_key", "null_key")
 
-#: Buckets used when ``buckets`` is not given. Each task of the bucket pass keeps 32 bytes per bucket; more
-#: buckets put fewer rows next to a change into the join.
-DEFAULT_BUCKETS = 1 << 16
+#: Buckets used when ``buckets`` is not given. Each task of the bucket pass keeps 32 bytes per bucket it sees
+#: (at most 32 MiB); more buckets put fewer rows next to a change into the join.
+DEFAULT_BUCKETS = 1 << 20
 
 #: The most buckets ``diff`` takes (32 MiB of counts per task).
 MAX_BUCKETS = 1 << 20
 
 # Up to this many differing buckets are filtered with an IN list (a hash set in the plan); more go through a
-# broadcast semi-join, which keeps the query plan small.
-_MAX_IN_LIST = 10_000
+# broadcast semi-join with a list made in Spark from one string literal, which keeps the plan small and costs
+# no call per bucket between Python and the JVM.
+_MAX_IN_LIST = 64
+
+# Rows of a side with stored hashes that are hashed again to check that the stored hashes are the ones diff
+# compares (same columns, same mode).
+_CHECKED_ROWS = 100
 
 # The output columns besides the key; a key column may not take one of these names.
 _OUTPUT_COLUMNS = ("change", "side", "changed_columns", "old", "new")
@@ -114,6 +122,15 @@ class _BucketPass:
 
 
 @dataclass(frozen=True)
+class _Stored:
+    """The stored hash columns of one side, and whether its row hash covers the key columns too."""
+
+    record_key: str
+    record_hash: str
+    with_key: bool
+
+
+@dataclass(frozen=True)
 class _Spec:
     """The validated inputs of a diff."""
 
@@ -122,6 +139,20 @@ class _Spec:
     key: tuple[str, ...]
     columns: tuple[str, ...]
     buckets: int
+    # Stored hashes per side (old, new); with any, both sides compare record_hash_by_name.
+    stored: tuple[_Stored | None, _Stored | None] = (None, None)
+
+    @property
+    def by_name(self) -> bool:
+        return any(self.stored)
+
+    @property
+    def with_key(self) -> bool:
+        """Whether the row hash covers the key columns (as with_metadata's does by default)."""
+        return next((s.with_key for s in self.stored if s is not None), False)
+
+    def side(self, i: int) -> DataFrame:
+        return (self.old, self.new)[i]
 
 
 def _type_name(dt: DataType, widen: bool) -> str:
@@ -203,8 +234,44 @@ def _default_columns(key: Sequence[str], old: dict, new: dict) -> tuple[str, ...
     return tuple(n for n in old if n not in key)
 
 
+HashesSpec = bool | Sequence[str] | None
+
+
+def _stored_names(df: DataFrame, hashes: HashesSpec, side: str) -> tuple[str, str] | None:
+    """The (record key, record hash) columns to read on one side, or None to hash the side's values."""
+    if hashes is False:
+        return None
+    if hashes is None or hashes is True:
+        names = (DEFAULT_NAMES["record_key"], DEFAULT_NAMES["record_hash"])
+        present = [n for n in names if n in df.columns]
+        if hashes is None and len(present) < 2:
+            return None
+        if len(present) < 2:
+            raise ValueError(
+                f"{side}_hashes=True, but {side} lacks {[n for n in names if n not in present]}: "
+                "write it with hashexpr.with_metadata, or name the columns as "
+                f"{side}_hashes=('<record key column>', '<record hash column>')"
+            )
+        return names
+    if isinstance(hashes, str) or len(hashes) != 2:
+        raise ValueError(
+            f"{side}_hashes must be True, False, None or a pair of column names "
+            f"(record key, record hash), got {hashes!r}"
+        )
+    missing = [n for n in hashes if n not in df.columns]
+    if missing:
+        raise ValueError(f"{side}_hashes names columns that {side} does not have: {missing}")
+    return (hashes[0], hashes[1])
+
+
 def _spec(
-    old: DataFrame, new: DataFrame, key: KeySpec, columns: Sequence[str] | None, buckets: int | None
+    old: DataFrame,
+    new: DataFrame,
+    key: KeySpec,
+    columns: Sequence[str] | None,
+    buckets: int | None,
+    old_hashes: HashesSpec = False,
+    new_hashes: HashesSpec = False,
 ) -> _Spec:
     keys = (key,) if isinstance(key, str) else tuple(key)
     if not keys:
@@ -218,7 +285,16 @@ def _spec(
         raise ValueError(
             f"key columns may not be named {clash}: diff's output has columns {list(_OUTPUT_COLUMNS)}"
         )
+    stored_names = (_stored_names(old, old_hashes, "old"), _stored_names(new, new_hashes, "new"))
     old_types, new_types = _types(old), _types(new)
+    if any(stored_names):
+        # Metadata columns are not data: they are neither compared nor part of the schema check.
+        meta = set(DEFAULT_NAMES.values()).union(*(n for n in stored_names if n))
+        old_types = {n: t for n, t in old_types.items() if n not in meta}
+        new_types = {n: t for n, t in new_types.items() if n not in meta}
+        clash = [k for k in keys if k in meta]
+        if clash:
+            raise ValueError(f"key columns {clash} are stored hash or metadata columns")
     _check_names(keys, "key", old_types, new_types)
     _check_compatible(keys, "key", old_types, new_types)
     if columns is None:
@@ -230,7 +306,73 @@ def _spec(
         if overlap:
             raise ValueError(f"columns may not include key columns: {overlap}")
         _check_compatible(compared, "compared", old_types, new_types)
-    return _Spec(old, new, keys, compared, buckets)
+    spec = _Spec(old, new, keys, compared, buckets)
+    if not any(stored_names):
+        return spec
+    checked = [_check_stored(spec, i, names) for i, names in enumerate(stored_names) if names]
+    if len({s.with_key for s in checked}) > 1:
+        raise ValueError(
+            "the stored record hashes of old and new cover different columns (one includes the key columns, "
+            "the other does not); pass old_hashes=False or new_hashes=False to hash that side again"
+        )
+    stored = iter(checked)
+    return _Spec(old, new, keys, compared, buckets, tuple(next(stored) if n else None for n in stored_names))
+
+
+def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
+    """Hash the first rows of a side again and check that its stored hashes are the ones diff compares.
+
+    The stored row hash must be ``record_hash_by_name`` of the compared columns, with or without the key
+    columns (``with_metadata`` covers every column by default), and the stored key ``record_key`` of the key
+    columns without options; anything else would compare different things on the two sides.
+    """
+    side, (key_col, hash_col) = ("old", "new")[i], names
+    df = spec.side(i)
+    types = _types(df)
+    bad = [n for n in names if not isinstance(types[n], BinaryType)]
+    if bad:
+        raise ValueError(f"{side}'s stored hash columns must be BINARY: {bad}")
+    null_key = _null_key(spec)
+    by_name = {
+        with_key: record_hash(
+            *(column(c) for c in (spec.key if with_key else ()) + spec.columns), by_name=True
+        )
+        for with_key in (True, False)
+    }
+    row = (
+        df.limit(_CHECKED_ROWS)
+        .select(
+            F.count(F.lit(1)).alias("n"),
+            F.count_if(column(hash_col).isNull() | (~null_key & column(key_col).isNull())).alias("null"),
+            F.count_if(~null_key & ~column(key_col).eqNullSafe(record_key(*map(column, spec.key)))).alias(
+                "k"
+            ),
+            *(F.count_if(~column(hash_col).eqNullSafe(h)).alias(f"h{int(w)}") for w, h in by_name.items()),
+        )
+        .first()
+    )
+    problems = []
+    if row["null"]:
+        problems.append(f"{row['null']} of the first {row['n']} rows have no stored hash (NULL)")
+    elif row["k"]:
+        problems.append(
+            f"{quote(key_col)} is not record_key({', '.join(spec.key)}) in {row['k']} of the first {row['n']} "
+            "rows (written with other key columns or key options such as salt, trim or case?)"
+        )
+    with_key = row["h1"] == 0
+    if not with_key and row["h0"] and not row["null"]:
+        problems.append(
+            f"{quote(hash_col)} is not record_hash_by_name of the compared columns {list(spec.columns)}, with "
+            f"or without the key columns, in {min(row['h0'], row['h1'])} of the first {row['n']} rows (written "
+            "over other columns, e.g. with hash_columns=, or in another mode?): pass columns= naming the "
+            "columns it covers"
+        )
+    if problems:
+        raise ValueError(
+            f"diff cannot use the stored hashes of {side}: {'; '.join(problems)}; or pass {side}_hashes=False "
+            "to hash its values instead"
+        )
+    return _Stored(key_col, hash_col, with_key)
 
 
 def _null_key(spec: _Spec) -> Column:
@@ -238,33 +380,68 @@ def _null_key(spec: _Spec) -> Column:
     return reduce(lambda a, b: a | b, (column(k).isNull() for k in spec.key))
 
 
-def _hashes(spec: _Spec) -> dict[str, Column]:
-    """Per-row key hash (NULL when a key part is NULL), row hash of the compared columns, and bucket."""
+def _hashes(spec: _Spec, i: int) -> dict[str, Column]:
+    """Side ``i``'s per-row key hash (NULL when a key part is NULL), row hash, and bucket.
+
+    The row hash is ``record_hash`` of the compared columns, or, when a side has stored hashes,
+    ``record_hash_by_name`` as ``with_metadata`` stores it; a side with stored hashes reads them.
+    """
     null_key = _null_key(spec)
-    key_hash = F.when(~null_key, record_key(*(column(k) for k in spec.key)))
-    row_hash = record_hash(*(column(c) for c in spec.columns)) if spec.columns else F.lit(bytearray())
+    stored = spec.stored[i]
+    side = ("old", "new")[i]
+    if stored is not None:
+        # A stored hash must be there for every row: a NULL would compare as a change that is not one.
+        missing = F.raise_error(
+            F.lit(
+                f"diff: a row of {side} has a NULL {stored.record_key} or {stored.record_hash}; "
+                f"pass {side}_hashes=False to hash its values instead"
+            )
+        )
+        key_hash = F.when(null_key, F.lit(None).cast("binary")).otherwise(
+            F.coalesce(column(stored.record_key), missing.cast("binary"))
+        )
+        row_hash = F.coalesce(column(stored.record_hash), missing.cast("binary"))
+    else:
+        key_hash = F.when(~null_key, record_key(*(column(k) for k in spec.key)))
+        if spec.by_name:
+            hashed = (spec.key if spec.with_key else ()) + spec.columns
+            row_hash = record_hash(*map(column, hashed), by_name=True) if hashed else F.lit(bytearray())
+        else:
+            row_hash = record_hash(*map(column, spec.columns)) if spec.columns else F.lit(bytearray())
     # Bucket -1 holds the NULL-key rows, which are reported, never matched.
     bucket = F.when(null_key, F.lit(-1)).otherwise(F.pmod(F.hash(key_hash), F.lit(spec.buckets)))
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
 
 
+def _keyed(spec: _Spec, i: int, plan: _BucketPass | None, with_null_keys: bool = False) -> DataFrame:
+    """Side ``i``'s columns that diff reads, with the key hash and the bucket; with a plan, only the rows of the
+    differing buckets (and the NULL-key rows with ``with_null_keys``).
+
+    Row hashes and value structs are computed on this result, after the filter: for the rows it keeps only.
+    """
+    stored = spec.stored[i]
+    names = spec.key + spec.columns + ((stored.record_key, stored.record_hash) if stored else ())
+    hashes = _hashes(spec, i)
+    keyed = spec.side(i).select(*map(column, names), hashes[_KH].alias(_KH), hashes[_BUCKET].alias(_BUCKET))
+    return keyed if plan is None else _bucket_filter(keyed, plan, with_null_keys)
+
+
 def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
     """Both sides as (side: 0 old, 1 new, bucket, key hash, digest); only the differing buckets with a plan.
 
-    The digest is the record hash of the key hash and the compared values: equal values hash alike also when
-    a column's type differs between the sides within a widening group, and a changed key changes the digest.
+    The digest is the record hash of the key hash and the row hash: equal values hash alike also when a
+    column's type differs between the sides within a widening group, and a changed key changes the digest.
+    A side with stored hashes is read for its key columns and those two hashes alone.
     """
-    hashes = _hashes(spec)
-    digest = record_hash(hashes[_KH], *(column(c) for c in spec.columns))
-    sides = []
-    for i, df in enumerate((spec.old, spec.new)):
-        hashed = df.select(
+    sides = [
+        _keyed(spec, i, plan).select(
             F.lit(i).alias(_SIDE),
-            hashes[_BUCKET].alias(_BUCKET),
-            hashes[_KH].alias(_KH),
-            digest.alias(_DIGEST),
+            F.col(_BUCKET),
+            F.col(_KH),
+            record_hash(F.col(_KH), _hashes(spec, i)[_H]).alias(_DIGEST),
         )
-        sides.append(_bucket_filter(hashed, plan) if plan is not None else hashed)
+        for i in (0, 1)
+    ]
     return sides[0].unionByName(sides[1])
 
 
@@ -365,7 +542,10 @@ def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool
         return df.where(F.lit(False))
     if len(ids) <= _MAX_IN_LIST:
         return df.where(F.col(_BUCKET).isin(ids))
-    chosen = df.sparkSession.createDataFrame([(i,) for i in ids], f"{_BUCKET} INT")
+    listed = F.lit(",".join(map(str, ids)))
+    chosen = df.sparkSession.range(1).select(
+        F.explode(F.split(listed, ",").cast("array<int>")).alias(_BUCKET)
+    )
     return df.join(F.broadcast(chosen), on=_BUCKET, how="left_semi")
 
 
@@ -373,22 +553,25 @@ def _values(spec: _Spec) -> Column:
     return F.struct(*(column(c) for c in spec.columns))
 
 
-def _side_rows(df: DataFrame, spec: _Spec, prefix: str, plan: _BucketPass | None) -> DataFrame:
-    """One side's rows to compare (and its NULL-key rows), with their key's row count, row number and the sums
-    of :func:`_lanes` over the key's rows."""
-    hashed = df.select(
-        *(column(k).alias(f"{prefix}k{i}") for i, k in enumerate(spec.key)),
+def _side_rows(spec: _Spec, i: int, plan: _BucketPass | None) -> DataFrame:
+    """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
+    sums of :func:`_lanes` over the key's rows."""
+    prefix = "on"[i]
+    hashed = _keyed(spec, i, plan, with_null_keys=True).select(
+        *(column(k).alias(f"{prefix}k{j}") for j, k in enumerate(spec.key)),
         _values(spec).alias(prefix + _V),
-        *(c.alias(n) for n, c in _hashes(spec).items()),
+        F.col(_KH),
+        _hashes(spec, i)[_H].alias(_H),
+        F.col(_BUCKET),
     )
     # Rows are partitioned by key hash, NULL-key rows by their row hash (they are never matched, and this
     # keeps them off a single task); the join below uses the same column, so each side is shuffled once.
-    kept = _bucket_filter(hashed, plan, with_null_keys=True).withColumn(
-        prefix + _PART, F.coalesce(F.col(_KH), F.col(_H))
-    )
-    by_key = Window.partitionBy(prefix + _PART)
+    kept = hashed.withColumn(prefix + _PART, F.coalesce(F.col(_KH), F.col(_H)))
+    # One ordering for all window functions: Spark then computes them in one Window operator over one sort.
+    ordered = Window.partitionBy(prefix + _PART).orderBy(_H)
+    by_key = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     return kept.select(
-        *(F.col(f"{prefix}k{i}") for i in range(len(spec.key))),
+        *(F.col(f"{prefix}k{j}") for j in range(len(spec.key))),
         F.col(prefix + _V),
         F.col(_BUCKET).alias(prefix + _BUCKET),
         F.col(prefix + _PART),
@@ -397,7 +580,7 @@ def _side_rows(df: DataFrame, spec: _Spec, prefix: str, plan: _BucketPass | None
         F.count(F.lit(1)).over(by_key).alias(prefix + _N),
         *(F.sum(lane).over(by_key).alias(f"{prefix}{_FP}{i}") for i, lane in enumerate(_lanes(F.col(_H)))),
         # Numbering the rows of a key pairs duplicates one to one, so the join never multiplies them.
-        F.row_number().over(by_key.orderBy(_H)).alias(prefix + _RN),
+        F.row_number().over(ordered).alias(prefix + _RN),
     )
 
 
@@ -420,7 +603,7 @@ def _changed_columns(spec: _Spec, change: Column) -> Column:
 
 def _compared(spec: _Spec, plan: _BucketPass | None, include_values: bool) -> DataFrame:
     """The rows, matched by key hash: every input row in exactly one output row (a matched pair in one)."""
-    o, n = _side_rows(spec.old, spec, "o", plan), _side_rows(spec.new, spec, "n", plan)
+    o, n = _side_rows(spec, 0, plan), _side_rows(spec, 1, plan)
     # Rows pair up by (key hash, row number); NULL-key rows (bucket -1) never pair up. Only the partition
     # column is an equality, so Spark keeps the window's partitioning for the join instead of shuffling again.
     joined = o.join(
@@ -483,6 +666,8 @@ def diff_plan(
     *,
     columns: Sequence[str] | None = None,
     buckets: int | None = None,
+    old_hashes: HashesSpec = None,
+    new_hashes: HashesSpec = None,
 ) -> DiffPlan:
     """Run the hash passes of :func:`diff` and count the changes, without joining any values.
 
@@ -501,6 +686,8 @@ def diff_plan(
         The columns to compare; see :func:`diff`.
     buckets : int, optional
         The number of key-hash buckets (default :data:`DEFAULT_BUCKETS`, at most :data:`MAX_BUCKETS`).
+    old_hashes, new_hashes : bool or (str, str), optional
+        Stored hashes to read; see :func:`diff`.
 
     Returns
     -------
@@ -515,7 +702,7 @@ def diff_plan(
     >>> plan.counts["update"], plan.counts["unchanged"], len(plan.differing_buckets), plan.rows_to_compare
     (1, 1, 3, 4)
     """
-    spec = _spec(old, new, key, columns, buckets)
+    spec = _spec(old, new, key, columns, buckets, old_hashes, new_hashes)
     found = _bucket_pass(spec)
     return DiffPlan(
         buckets=spec.buckets,
@@ -536,6 +723,8 @@ def diff(
     include_unchanged: bool = False,
     include_values: bool = False,
     buckets: int | None = None,
+    old_hashes: HashesSpec = None,
+    new_hashes: HashesSpec = None,
 ) -> DataFrame:
     """Return the rows that differ between two snapshots, matched by key: inserts, updates and deletes.
 
@@ -574,6 +763,15 @@ def diff(
     buckets : int, optional
         The number of key-hash buckets of the pre-filter (default :data:`DEFAULT_BUCKETS`, at most
         :data:`MAX_BUCKETS`).
+    old_hashes, new_hashes : bool or (str, str), optional
+        Stored hashes of a side, as :func:`~hashexpr.metadata.with_metadata` writes them: the record key and
+        record hash columns. By default (``None``) a side's ``_hx_record_key`` and ``_hx_record_hash`` are
+        used when it has both; ``True`` requires them, a pair names other columns, ``False`` hashes the
+        side's values. The first pass then reads only the key columns and the two hashes of that side, and
+        every metadata column (``_hx_*`` and the pair) is left out of the compared columns. The row hashes
+        then compared on both sides are ``record_hash_by_name``, as stored, of the compared columns (and of
+        the key columns when the stored hash covers them); the first rows of the side are hashed again to
+        check this, and a ValueError says what differs (other columns, another mode, key options).
 
     Returns
     -------
@@ -604,7 +802,7 @@ def diff(
     [(1, 'duplicate_key', 'new', None, 'a'), (1, 'duplicate_key', 'old', 'a', None), \
 (1, 'duplicate_key', 'old', 'b', None), (None, 'null_key', 'old', 'c', None)]
     """
-    spec = _spec(old, new, key, columns, buckets)
+    spec = _spec(old, new, key, columns, buckets, old_hashes, new_hashes)
     plan = None if include_unchanged else _bucket_pass(spec)
     compared = _compared(spec, plan, include_values)
     return compared if include_unchanged else compared.where(F.col("change") != "unchanged")

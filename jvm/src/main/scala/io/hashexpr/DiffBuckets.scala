@@ -154,46 +154,81 @@ object DiffBuckets {
   ).map(StructField(_, LongType, nullable = false)) :+
     StructField("differing_buckets", ArrayType(IntegerType, containsNull = false), nullable = false))
 
+  /** Buckets per page: the cells of a page (128 KiB) are allocated when the page first sees a row. */
+  private val PageBits = 12
+  private val PageSize = 1 << PageBits
+
   /**
    * Per bucket: the old and the new rows, and the 128-bit sum (mod 2^128) of the old digests minus the new
    * ones. A bucket holds the same multiset of digests on both sides exactly when the counts match and the sum
-   * is 0 (a different multiset sums to 0 only by a 2^-128 chance).
+   * is 0 (a different multiset sums to 0 only by a 2^-128 chance). Cells live in pages allocated on first
+   * use, so a task over a few rows neither allocates nor ships the cells of every bucket.
    */
   final class Counts(val buckets: Int) {
-    // cells(4b) old rows, cells(4b + 1) new rows, cells(4b + 2) and cells(4b + 3) the sum's low and high half.
-    private val cells = new Array[Long](4 * buckets)
+    // Page p holds buckets p * PageSize until the next page; cells(4i) old rows, cells(4i + 1) new rows,
+    // cells(4i + 2) and cells(4i + 3) the sum's low and high half of the page's bucket i.
+    private val pages = new Array[Array[Long]]((buckets + PageSize - 1) >>> PageBits)
     private var unmatchedOld = 0L
     private var unmatchedNew = 0L
+
+    private def page(bucket: Int): Array[Long] = {
+      val p = bucket >>> PageBits
+      var cells = pages(p)
+      if (cells == null) {
+        cells = new Array[Long](4 * math.min(PageSize, buckets - (p << PageBits)))
+        pages(p) = cells
+      }
+      cells
+    }
 
     def addUnmatched(old: Boolean): Unit = if (old) unmatchedOld += 1 else unmatchedNew += 1
 
     def add(bucket: Int, old: Boolean, lo: Long, hi: Long): Unit = {
-      val i = 4 * bucket
+      val cells = page(bucket)
+      val i = 4 * (bucket & (PageSize - 1))
       if (old) {
         cells(i) += 1
-        addSum(i, lo, hi)
+        addSum(cells, i, lo, hi)
       } else {
         cells(i + 1) += 1
         // Subtracting is adding the two's complement, -(hi:lo) = (~hi + (lo == 0)) : -lo.
-        addSum(i, -lo, ~hi + (if (lo == 0) 1L else 0L))
+        addSum(cells, i, -lo, ~hi + (if (lo == 0) 1L else 0L))
       }
     }
 
-    private def addSum(i: Int, lo: Long, hi: Long): Unit = {
+    private def addSum(cells: Array[Long], i: Int, lo: Long, hi: Long): Unit = {
       val sumLo = cells(i + 2) + lo
       cells(i + 3) += hi + (if (java.lang.Long.compareUnsigned(sumLo, lo) < 0) 1L else 0L)
       cells(i + 2) = sumLo
     }
 
+    private def addBucket(bucket: Int, oldRows: Long, newRows: Long, lo: Long, hi: Long): Unit = {
+      val cells = page(bucket)
+      val i = 4 * (bucket & (PageSize - 1))
+      cells(i) += oldRows
+      cells(i + 1) += newRows
+      addSum(cells, i, lo, hi)
+    }
+
+    /** Calls `f(bucket, cells, index)` for every bucket that saw a row, in ascending order. */
+    private def foreachUsed(f: (Int, Array[Long], Int) => Unit): Unit = {
+      var p = 0
+      while (p < pages.length) {
+        val cells = pages(p)
+        if (cells != null) {
+          var i = 0
+          while (i < cells.length) {
+            if (cells(i) != 0L || cells(i + 1) != 0L) f((p << PageBits) + i / 4, cells, i)
+            i += 4
+          }
+        }
+        p += 1
+      }
+    }
+
     def merge(other: Counts): Unit = {
       require(other.buckets == buckets, s"cannot merge $buckets buckets with ${other.buckets}")
-      var i = 0
-      while (i < cells.length) {
-        cells(i) += other.cells(i)
-        cells(i + 1) += other.cells(i + 1)
-        addSum(i, other.cells(i + 2), other.cells(i + 3))
-        i += 4
-      }
+      other.foreachUsed((b, cells, i) => addBucket(b, cells(i), cells(i + 1), cells(i + 2), cells(i + 3)))
       unmatchedOld += other.unmatchedOld
       unmatchedNew += other.unmatchedNew
     }
@@ -201,9 +236,7 @@ object DiffBuckets {
     def result(): InternalRow = {
       var (oldRows, newRows, toCompare, unchanged) = (unmatchedOld, unmatchedNew, 0L, 0L)
       val differing = ArrayBuffer.empty[Int]
-      var b = 0
-      while (b < buckets) {
-        val i = 4 * b
+      foreachUsed { (b, cells, i) =>
         val (o, n) = (cells(i), cells(i + 1))
         oldRows += o
         newRows += n
@@ -213,51 +246,89 @@ object DiffBuckets {
           toCompare += o + n
           differing += b
         }
-        b += 1
       }
       InternalRow(oldRows, newRows, unmatchedOld, unmatchedNew, toCompare, unchanged,
         new GenericArrayData(differing.toArray[Any]))
     }
 
-    /** The bucket count, the unmatched rows, then only the buckets that saw rows (index and four cells). */
+    /**
+     * The bucket count and the unmatched rows, then each bucket that saw rows: the gap from the previous one
+     * and its two row counts as variable-length integers (one byte each for most buckets), and its sum.
+     */
     def serialize(): Array[Byte] = {
-      var used = 0
-      var b = 0
-      while (b < buckets) {
-        if (cells(4 * b) != 0L || cells(4 * b + 1) != 0L) used += 1
-        b += 1
+      val out = new Bytes(64)
+      out.putVarLong(buckets).putVarLong(unmatchedOld).putVarLong(unmatchedNew)
+      var previous = -1
+      foreachUsed { (b, cells, i) =>
+        out.putVarLong(b - previous - 1).putVarLong(cells(i)).putVarLong(cells(i + 1))
+        out.putLong(cells(i + 2)).putLong(cells(i + 3))
+        previous = b
       }
-      val out = ByteBuffer.allocate(4 + 8 + 8 + 4 + used * (4 + 32))
-      out.putInt(buckets).putLong(unmatchedOld).putLong(unmatchedNew).putInt(used)
-      b = 0
-      while (b < buckets) {
-        val i = 4 * b
-        if (cells(i) != 0L || cells(i + 1) != 0L) {
-          out.putInt(b).putLong(cells(i)).putLong(cells(i + 1)).putLong(cells(i + 2)).putLong(cells(i + 3))
-        }
-        b += 1
-      }
-      out.array()
+      out.toArray
     }
   }
 
   object Counts {
     def deserialize(bytes: Array[Byte]): Counts = {
       val in = ByteBuffer.wrap(bytes)
-      val counts = new Counts(in.getInt)
-      counts.unmatchedOld = in.getLong
-      counts.unmatchedNew = in.getLong
-      val used = in.getInt
-      var k = 0
-      while (k < used) {
-        val i = 4 * in.getInt
-        counts.cells(i) = in.getLong
-        counts.cells(i + 1) = in.getLong
-        counts.cells(i + 2) = in.getLong
-        counts.cells(i + 3) = in.getLong
-        k += 1
+      val counts = new Counts(Bytes.getVarLong(in).toInt)
+      counts.unmatchedOld = Bytes.getVarLong(in)
+      counts.unmatchedNew = Bytes.getVarLong(in)
+      var b = -1
+      while (in.hasRemaining) {
+        b += Bytes.getVarLong(in).toInt + 1
+        counts.addBucket(b, Bytes.getVarLong(in), Bytes.getVarLong(in), in.getLong, in.getLong)
       }
       counts
+    }
+  }
+
+  /** A growing byte buffer: unsigned LEB128 variable-length integers and big-endian longs. */
+  private final class Bytes(initial: Int) {
+    private var buf = new Array[Byte](initial)
+    private var size = 0
+
+    private def room(n: Int): Unit = if (size + n > buf.length) {
+      buf = java.util.Arrays.copyOf(buf, math.max(buf.length * 2, size + n))
+    }
+
+    def putVarLong(value: Long): Bytes = {
+      room(10)
+      var v = value
+      while ((v & ~0x7FL) != 0L) {
+        buf(size) = ((v & 0x7F) | 0x80).toByte
+        size += 1
+        v >>>= 7
+      }
+      buf(size) = v.toByte
+      size += 1
+      this
+    }
+
+    def putLong(value: Long): Bytes = {
+      room(8)
+      var k = 56
+      while (k >= 0) {
+        buf(size) = (value >>> k).toByte
+        size += 1
+        k -= 8
+      }
+      this
+    }
+
+    def toArray: Array[Byte] = java.util.Arrays.copyOf(buf, size)
+  }
+
+  private object Bytes {
+    def getVarLong(in: ByteBuffer): Long = {
+      var (v, shift) = (0L, 0)
+      var b = 0
+      do {
+        b = in.get
+        v |= (b & 0x7FL) << shift
+        shift += 7
+      } while ((b & 0x80) != 0)
+      v
     }
   }
 }

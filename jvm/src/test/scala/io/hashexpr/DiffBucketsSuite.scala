@@ -22,8 +22,8 @@ class DiffBucketsSuite extends SparkSuite {
     old.union(changed.where("id <> 200")).union(duplicate)
   }
 
-  private def found(df: DataFrame): Row =
-    df.selectExpr(s"diff_buckets(side, bucket, $Buckets, digest) AS f").collect().head.getStruct(0)
+  private def found(df: DataFrame, buckets: Int = Buckets): Row =
+    df.selectExpr(s"diff_buckets(side, bucket, $buckets, digest) AS f").collect().head.getStruct(0)
 
   /** The result computed from the collected rows, comparing each bucket's digests as sorted lists. */
   private def reference(df: DataFrame): Seq[Any] = {
@@ -56,6 +56,23 @@ class DiffBucketsSuite extends SparkSuite {
         assert(asSeq(found(sides.orderBy(org.apache.spark.sql.functions.rand(5)))) == expected, m.name)
       }
     }
+  }
+
+  test("buckets spread over many pages and partitions: counts survive serialization between tasks") {
+    // 2^20 buckets: rows fall into most pages of cells, few buckets of each; the last bucket and bucket 0 too.
+    val max = DiffBuckets.MaxBuckets
+    val spread = sides.selectExpr("side",
+      s"CASE WHEN bucket < 0 THEN -1 WHEN bucket = 3 THEN 0 WHEN bucket = 4 THEN ${max - 1} " +
+        s"ELSE CAST(pmod(hash(digest), $max) AS INT) END AS bucket", "digest")
+    val expected = reference(spread)
+    assert(expected(6).asInstanceOf[Seq[Int]].nonEmpty)
+    Seq(spread, spread.repartition(11), spread.coalesce(1)).foreach { df =>
+      assert(asSeq(found(df, max)) == expected)
+    }
+    // Counts beyond one byte of a variable-length integer: one bucket with many rows.
+    val crowded = spark.range(0, 40000).selectExpr("CAST(id % 2 AS INT) AS side", s"${max - 1} AS bucket",
+      "record_hash(id DIV 2) AS digest")
+    assert(asSeq(found(crowded.repartition(3), max)) == Seq(20000L, 20000L, 0L, 0L, 0L, 20000L, Seq.empty[Int]))
   }
 
   test("no rows: zero counts, no differing bucket") {
