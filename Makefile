@@ -141,7 +141,8 @@ clean:
 	rm -rf target jvm/target project/target project/project python/hashexpr/jars dist
 
 # `make bench`: record_hash, dataset_fingerprint and diff against the usual alternatives, side by side in one
-# local[2] Spark; prints medians and ratios and writes bench/RESULTS.md (bench/README.md). Under 15 minutes.
+# local[2] Spark (the scaling runs in a second one at 1g); prints medians and ratios and writes bench/RESULTS.md
+# and bench/scaling.png (bench/README.md). About 50 minutes on 2 cores.
 # BENCH_ARGS passes flags, e.g. `make bench BENCH_ARGS="--rows 200000 --only hash"`.
 .PHONY: bench
 BENCH_ARGS ?=
