@@ -11,7 +11,7 @@ job, which then reads only those two columns of it. See ``docs/DIFF.md``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import reduce
 from typing import TYPE_CHECKING
 
@@ -316,7 +316,7 @@ def _spec(
             "the other does not); pass old_hashes=False or new_hashes=False to hash that side again"
         )
     stored = iter(checked)
-    return _Spec(old, new, keys, compared, buckets, tuple(next(stored) if n else None for n in stored_names))
+    return replace(spec, stored=tuple(next(stored) if n else None for n in stored_names))
 
 
 def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
