@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,10 @@ def spark():
     from pyspark.sql import SparkSession
 
     from hashexpr.jar import jar_path
+
+    # tests/ is on sys.path once a test module there is collected; doctests alone need it too.
+    sys.path.insert(0, str(ROOT / "tests"))
+    from spark_conf import TEST_SECRETS
 
     try:
         jar = jar_path()
@@ -34,8 +39,10 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
     )
+    for name, key in TEST_SECRETS.items():
+        session = session.config(f"spark.hashexpr.secret.{name}", key)
+    session = session.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SECTIONS = ("hash", "wide", "nested", "fingerprint", "diff", "scale")
+SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "diff", "scale")
 HERE = Path(__file__).resolve().parent
 
 # The ten mixed columns: name -> SQL expression over `id` (a deterministic pseudo-random value per row).
@@ -266,6 +266,37 @@ def section_hash(b: Bench, df, rows: int, udf_rows: int, codegen_out: Path | Non
         )
         b.log(f"  wrote {codegen_out}")
     return {"results": out, "hx": hx_res}
+
+
+def section_secure(b: Bench, df, rows: int) -> dict:
+    """record_hash under sha256 and hmac-sha256 against murmur3 and sha2(concat_ws(...), 256)."""
+    import hashexpr as hx
+
+    cols = df.columns
+    sha2 = row_hash_candidates(cols)["sha2(concat_ws('||', ...), 256)"]
+    out = b.measure_rounds(
+        [
+            ("hx.record_hash(*)  [murmur3]", rows, lambda: noop(df.select(hx.record_hash(*cols).alias("h")))),
+            (
+                "hx.record_hash(*, algorithm='sha256')",
+                rows,
+                lambda: noop(df.select(hx.record_hash(*cols, algorithm="sha256").alias("h"))),
+            ),
+            (
+                "hx.record_hash(*, algorithm='hmac-sha256')",
+                rows,
+                lambda: noop(
+                    df.select(hx.record_hash(*cols, algorithm="hmac-sha256", secret="bench").alias("h"))
+                ),
+            ),
+            (
+                "sha2(concat_ws('||', ...), 256)",
+                rows,
+                lambda: noop(df.selectExpr(f"{sha2} as h")),
+            ),
+        ]
+    )
+    return {"results": out, "murmur3": out[0], "sha256": out[1], "hmac": out[2], "sha2": out[3]}
 
 
 def section_wide(b: Bench, wide, rows: int) -> dict:
@@ -725,6 +756,26 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             f"(md5 {md5.median:.3f} s / record_hash {hx_r.median:.3f} s = {md5.median / hx_r.median:.2f}×)"
         )
 
+    if "secure" in sections:
+        s = sections["secure"]
+        mm, sha, mac, sha2 = s["murmur3"], s["sha256"], s["hmac"], s["sha2"]
+        lines += ["## Row hash with SHA-256 and HMAC-SHA-256, 10 mixed columns", ""] + table(
+            s["results"], sha
+        )
+        lines += [""]
+        targets.append(
+            f"- sha256 record_hash ≤ 2× murmur3 record_hash: {verdict(sha.median <= 2 * mm.median)} "
+            f"(sha256 {sha.median:.3f} s / murmur3 {mm.median:.3f} s = {sha.median / mm.median:.2f})"
+        )
+        targets.append(
+            f"- sha256 record_hash ≥ 3× faster than sha2(concat_ws, 256): {verdict(sha2.median >= 3 * sha.median)} "
+            f"(sha2 {sha2.median:.3f} s / sha256 {sha.median:.3f} s = {sha2.median / sha.median:.2f}×)"
+        )
+        targets.append(
+            f"- hmac-sha256 ≤ 1.2× sha256: {verdict(mac.median <= 1.2 * sha.median)} "
+            f"(hmac {mac.median:.3f} s / sha256 {sha.median:.3f} s = {mac.median / sha.median:.2f})"
+        )
+
     if "wide" in sections:
         s = sections["wide"]
         lines += (
@@ -942,6 +993,8 @@ def build_spark(args):
         .config("spark.driver.memory", args.driver_memory)
         .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
         .config("spark.ui.showConsoleProgress", "false")
+        # The key of the secure section's hmac-sha256 candidate (secrets come with the configuration).
+        .config("spark.hashexpr.secret.bench", "a bench key, 32 bytes long....")
     )
     spark = hx.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
@@ -1044,7 +1097,11 @@ def main(argv=None) -> int:
         return spark.range(n).selectExpr(*[f"{e} as {q(c)}" for c, e in _MIXED.items()])
 
     base, base_n = None, 0
-    if "hash" in args.only or ("fingerprint" in args.only and args.fingerprint_rows == args.rows):
+    if (
+        "hash" in args.only
+        or "secure" in args.only
+        or ("fingerprint" in args.only and args.fingerprint_rows == args.rows)
+    ):
         log("section data: 10 mixed columns")
         base, base_n = cache(mixed(args.rows), "10-column data", log)
     if "hash" in args.only:
@@ -1053,6 +1110,10 @@ def main(argv=None) -> int:
         sections["hash"] = section_hash(
             b, base, base_n, args.udf_rows, Path(args.codegen_out) if args.codegen_out else None
         )
+    if "secure" in args.only:
+        log("section secure")
+        sizes["secure (the 10-column data)"] = (base_n, mixed_cols)
+        sections["secure"] = section_secure(b, base, base_n)
     if "fingerprint" in args.only:
         log("section fingerprint")
         fdf, fn = (

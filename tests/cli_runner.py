@@ -45,17 +45,23 @@ def cli_all(
     cwd: Path | None = None,
     python: str | Path = sys.executable,
     at_once: int = 6,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, subprocess.CompletedProcess]:
     """Run several command lines that start Spark, ``at_once`` at a time, so that their JVM starts overlap."""
     names = list(commands)
     done = {}
     for start in range(0, len(names), at_once):
-        done.update(_run_together({n: commands[n] for n in names[start : start + at_once]}, logs, cwd, python))
+        batch = {n: commands[n] for n in names[start : start + at_once]}
+        done.update(_run_together(batch, logs, cwd, python, extra_env))
     return done
 
 
 def _run_together(
-    commands: dict[str, list[str | Path]], logs: Path, cwd: Path | None, python: str | Path
+    commands: dict[str, list[str | Path]],
+    logs: Path,
+    cwd: Path | None,
+    python: str | Path,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, subprocess.CompletedProcess]:
     with contextlib.ExitStack() as stack:
         started = {}
@@ -68,7 +74,7 @@ def _run_together(
             )
             command = [str(python), "-m", "hashexpr", *map(str, args)]
             started[name] = (
-                subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env(), cwd=cwd),
+                subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env(extra_env), cwd=cwd),
                 out,
                 err,
             )

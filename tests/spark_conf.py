@@ -13,6 +13,20 @@ FOLDING_RULES = ",".join(
 )
 
 
+#: HMAC secrets by name, given to the test session with its configuration (as ``spark.hashexpr.secret.<name>``):
+#: hashexpr refuses secrets set on a running session, which Spark would write unredacted into the event log.
+TEST_SECRETS = {
+    "vectors_short": "k3y",
+    "vectors_long": "a key longer than the 64-byte block of SHA-256, so HMAC hashes it first. 0123",
+    "pii": "k3y-for-pii-\u00fcnits",
+    "api": "s3cret",
+    "diff": "d1ff",
+    "rot1": "first-key",
+    "rot2": "second-key",
+    "cli.pii": "cli-secret-7d3e9a",
+}
+
+
 @contextlib.contextmanager
 def spark_conf(spark, confs: Mapping[str, str]) -> Iterator[None]:
     """Run the block with ``confs`` set on ``spark``, restoring the previous values afterwards."""

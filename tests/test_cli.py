@@ -55,6 +55,11 @@ from cli_runner import cli_all as _cli_all
 from cli_runner import ok as _ok
 from cli_runner import one_error_line as _one_error_line
 from cli_runner import summary as _summary
+from spark_conf import TEST_SECRETS
+
+# The HMAC key of the --algorithm hmac-sha256 runs: given through the environment, never printed (the test
+# session has it in its configuration, to check the hashes).
+CLI_SECRET = TEST_SECRETS["cli.pii"]
 
 
 def _expected(df, columns: str = "*") -> list[tuple]:
@@ -127,8 +132,16 @@ def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
             "fingerprint by dotted": ["fingerprint", inputs["dotted"], "--by", "a.b"],
             "diff": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id"],
             "collisions": ["collisions", inputs["hub"], "--key", "k", "--hash-col", "hk"],
+            "hash hmac": [
+                "hash", inputs["parquet"], "--out", outputs / "hmac.parquet", "--key", "id",
+                "--algorithm", "hmac-sha256", "--secret", "cli.pii", "--verbose",
+            ],
+            "diff sha256": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id", "--algorithm", "sha256"],
+            "hmac no key": ["hash", inputs["parquet"], "--out", outputs / "z", "--algorithm", "hmac-sha256",
+                            "--secret", "absent"],
         },
         outputs,
+        extra_env={"HASHEXPR_SECRET_CLI_PII": CLI_SECRET},
     )  # fmt: skip
 
 
@@ -218,6 +231,29 @@ def test_diff_prints_the_counts_per_change(spark, inputs, runs):
     assert expected["insert"] == 1 and expected["update"] == 1 and expected["delete"] == 1
     # Id 4 is on two rows of each snapshot and one of them changed: all four rows are reported, none merged.
     assert expected["duplicate_key"] == 4
+
+
+def test_hash_with_hmac_reads_the_key_from_the_environment_and_never_prints_it(spark, inputs, outputs, runs):
+    summary = _summary(_ok(runs["hash hmac"]))
+    assert summary["output"] == f"{outputs / 'hmac.parquet'} (parquet), column record_hash BINARY(32)"
+    hashed = spark.read.parquet(str(outputs / "hmac.parquet"))
+    expected = hashed.selectExpr(
+        "record_hash = record_hash_with('algorithm=hmac-sha256; secret=cli.pii', id, name, amount, day, ts)",
+        "record_key = record_key_with('algorithm=hmac-sha256; secret=cli.pii', id)",
+    ).collect()
+    assert len(expected) == 5 and all(all(r) for r in expected)
+    for run in runs.values():
+        assert CLI_SECRET not in run.stdout + run.stderr
+    assert _one_error_line(runs["hmac no key"]) == (
+        "--secret absent: set the environment variable HASHEXPR_SECRET_ABSENT to the key "
+        "(or pass --conf spark.hashexpr.secret.absent=...)"
+    )
+
+
+def test_diff_with_sha256_counts_as_the_default(spark, inputs, runs):
+    assert _summary(_ok(runs["diff sha256"])) | {"elapsed": ""} == _summary(_ok(runs["diff"])) | {
+        "elapsed": ""
+    }
 
 
 def test_collisions_prints_each_problem_and_fails(runs):

@@ -39,6 +39,9 @@ from servers import ConnectServer, connect_servers
 
 import hashexpr as hx
 from hashexpr import reference
+
+#: The HMAC secret of the Connect server with the jar: its name and key.
+SERVER_SECRET = ("connect", "server-side-key-3c81")
 from hashexpr.metadata import _commit_id, with_metadata
 
 ROWS = 300
@@ -119,7 +122,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Conn
     Connect session waits for its server.
     """
     log_dir = tmp_path_factory.mktemp("connect")
-    conf = {"spark.sql.session.timeZone": "UTC"}
+    # An HMAC secret is the server's: clients name it, never hold it.
+    conf = {"spark.sql.session.timeZone": "UTC", f"spark.hashexpr.secret.{SERVER_SECRET[0]}": SERVER_SECRET[1]}
     with connect_servers(log_dir, [[hx.jar_path()], []], conf=conf, wait=False) as (with_jar, bare):
         yield {"jar": with_jar, "bare": bare}
 
@@ -226,6 +230,30 @@ def test_diff_with_stored_hashes_over_connect(remote: SparkSession, classic: dic
     rows = hx.diff(tagged, new, "id").collect()
     got = sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in rows)
     assert got == classic["diff"]
+
+
+def test_sha256_and_hmac_over_connect_on_client_side_rows(remote: SparkSession) -> None:
+    """algorithm= over Connect: client-side rows hashed on the server with the server's secret equal the
+    reference; a secret a client sets on its session is refused."""
+    rows = [(1, "alice@example.com"), (2, None), (3, "bob@example.com")]
+    df = remote.createDataFrame(rows, "id INT, email STRING")
+    got = df.select(
+        "id",
+        hx.record_hash("id", "email", algorithm="sha256").alias("h"),
+        hx.record_key("email", algorithm="hmac-sha256", secret=SERVER_SECRET[0]).alias("k"),
+    ).collect()
+    types = [IntegerType(), StringType()]
+    for row, (row_id, email) in zip(sorted(got), rows):
+        assert bytes(row.h) == reference.record_hash([row_id, email], types, algorithm="sha256")
+        assert bytes(row.k) == reference.record_key(
+            [email], types[1:], algorithm="hmac-sha256", key=SERVER_SECRET[1]
+        )
+    remote.conf.set("spark.hashexpr.secret.client", "a client's key")
+    try:
+        with pytest.raises(AnalysisException, match="the secret 'client' is set on the session"):
+            df.select(hx.record_key("email", algorithm="hmac-sha256", secret="client")).collect()
+    finally:
+        remote.conf.unset("spark.hashexpr.secret.client")
 
 
 def test_unknown_column_is_sparks_analysis_exception(remote: SparkSession) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import sys
@@ -34,6 +35,7 @@ from hashexpr import sources as hsources
 from hashexpr.cli_session import PROG
 from hashexpr.errors import SchemaMismatchError
 from hashexpr.fingerprint import FINGERPRINT_COLUMN
+from hashexpr.functions import _hash_options
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -321,6 +323,47 @@ def _session(args: argparse.Namespace, formats: Sequence[str]) -> AbstractContex
     return cli_session.spark_session(args.master, args.conf, formats, args.verbose)
 
 
+def _add_algorithm(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("hash algorithm (docs/SECURITY.md)")
+    group.add_argument(
+        "--algorithm",
+        choices=("murmur3", "sha256", "hmac-sha256"),
+        default="murmur3",
+        help="murmur3 (default, 16 bytes), sha256 (32 bytes, resists crafted collisions) or hmac-sha256 (32 "
+        "bytes, keyed: for personal data)",
+    )
+    group.add_argument(
+        "--secret",
+        metavar="NAME",
+        help="with hmac-sha256: the key's name; the key is read from the environment variable "
+        "HASHEXPR_SECRET_<NAME> (upper case, other characters as _) or a --conf spark.hashexpr.secret.<NAME>, "
+        "never from the command line",
+    )
+
+
+def _secret_env(name: str) -> str:
+    return "HASHEXPR_SECRET_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+
+
+def _hashing(args: argparse.Namespace) -> dict[str, Any]:
+    """The algorithm keywords of ``args``, checked before Spark starts; the secret goes to the Spark conf."""
+    _hash_options(args.algorithm, args.secret)
+    if args.algorithm == "murmur3":
+        return {}
+    if args.secret is not None:
+        conf_key = f"spark.hashexpr.secret.{args.secret}"
+        if conf_key not in dict(args.conf):
+            variable = _secret_env(args.secret)
+            key = os.environ.get(variable)
+            if not key:
+                raise ValueError(
+                    f"--secret {args.secret}: set the environment variable {variable} to the key "
+                    f"(or pass --conf {conf_key}=...)"
+                )
+            args.conf = [*args.conf, (conf_key, key)]
+    return {"algorithm": args.algorithm, "secret": args.secret}
+
+
 def _add_output(
     parser: argparse.ArgumentParser, what: str, formats: Sequence[str] = hio.OUTPUT_FORMATS
 ) -> None:
@@ -407,6 +450,7 @@ def _add_hash(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
     parser.add_argument(
         "--key-column-name", default="record_key", help="name of the --key column (default: %(default)s)"
     )
+    _add_algorithm(parser)
     parser.set_defaults(run=_run_hash)
 
 
@@ -426,6 +470,7 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
     if len({n.lower() for n in new_columns}) < len(new_columns):
         raise ValueError("--column-name and --key-column-name are the same: name them differently")
     args.mode = _check_output(args, out_fmt, [src])
+    hashing = _hashing(args)
 
     with _session(args, [src.fmt, out_fmt]) as spark:
         df = src.read(spark)
@@ -440,9 +485,9 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
                 )
         added = []
         if key_columns:
-            keyed = hx.record_key(*map(hnames.column, key_columns))
+            keyed = hx.record_key(*map(hnames.column, key_columns), **hashing)
             added.append(_hex_if(keyed, args.hex).alias(args.key_column_name))
-        row_hash = hx.record_hash(*_hash_args(columns, requested or excluded))
+        row_hash = hx.record_hash(*_hash_args(columns, requested or excluded), **hashing)
         added.append(_hex_if(row_hash, args.hex).alias(args.column_name))
         hashed = df.select("*", *added)
         hio.write(hashed, args.out, out_fmt, args.mode)
@@ -451,7 +496,7 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
 
     rows = counts["rows"]
     distinct = counts[args.column_name]
-    hash_type = "STRING (hex)" if args.hex else "BINARY(16)"
+    hash_type = "STRING (hex)" if args.hex else ("BINARY(16)" if not hashing else "BINARY(32)")
     summary = [
         ("input", src.label()),
         ("rows read", f"{rows:,}"),
@@ -679,6 +724,7 @@ def _add_diff(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
     parser.add_argument(
         "--exit-code", action="store_true", help="exit with status 1 when there are differences, 0 when none"
     )
+    _add_algorithm(parser)
     parser.set_defaults(run=_run_diff)
 
 
@@ -732,6 +778,7 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
                 f"{out_fmt.upper()} cannot hold the differences (changed_columns, old and new are nested): "
                 f"write {', '.join(_DIFF_OUTPUT_FORMATS)}"
             )
+    hashing = _hashing(args)
 
     with _session(args, [old_src.fmt, new_src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
         old = old_src.read(spark)
@@ -739,7 +786,7 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
         keys = resolve_columns(old.columns, key, "OLD")
         resolve_columns(new.columns, key, "NEW")
         columns = _diff_columns(old, new, keys, requested, excluded)
-        differences = hx.diff(old, new, keys, columns=columns, include_values=bool(args.out))
+        differences = hx.diff(old, new, keys, columns=columns, include_values=bool(args.out), **hashing)
         if args.out:
             hio.write(differences, args.out, out_fmt, args.mode)
             counts = hx.summarize(hio.read(spark, args.out, out_fmt, differences.schema))
@@ -813,6 +860,7 @@ def _add_collisions(commands: argparse._SubParsersAction, common: argparse.Argum
     parser.add_argument(
         "--limit", type=int, default=20, help="print at most this many (default: %(default)s)"
     )
+    _add_algorithm(parser)
     parser.set_defaults(run=_run_collisions)
 
 
@@ -822,11 +870,14 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
     key = _parse_columns(args.key, "--key")
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 or more, not {args.limit}")
+    hashing = _hashing(args)
+    if hashing and args.hash_col:
+        raise ValueError("--algorithm applies to a computed hash key; a stored --hash-col is checked as it is")
     with _session(args, [src.fmt]) as spark:
         df = src.read(spark)
         keys = resolve_columns(df.columns, key)
         hash_col = resolve_columns(df.columns, [args.hash_col])[0] if args.hash_col else None
-        problems = hx.find_collisions(df, keys, hash_col)
+        problems = hx.find_collisions(df, keys, hash_col, **hashing)
         # Only the problems shown come to the driver.
         shown = problems.limit(args.limit).collect() if args.limit else []
         count = problems.count() if len(shown) == args.limit else len(shown)

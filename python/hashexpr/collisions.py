@@ -122,7 +122,7 @@ def find_collisions(
         The salt of the computed hash key (see :func:`~hashexpr.record_key`).
     key_options
         Other :func:`~hashexpr.record_key` options for the computed hash key: ``trim``, ``case``,
-        ``empty_as_null``, ``null_key``.
+        ``empty_as_null``, ``null_key``, ``algorithm`` and ``secret``.
 
     Returns
     -------

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import reduce
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
@@ -37,7 +37,7 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.errors import SchemaMismatchError
-from hashexpr.functions import record_hash, record_key
+from hashexpr.functions import Algorithm, _hash_options, record_hash, record_key
 from hashexpr.metadata import DEFAULT_NAMES
 from hashexpr.names import column, quote
 
@@ -141,6 +141,14 @@ class _Spec:
     buckets: int
     # Stored hashes per side (old, new); with any, both sides compare record_hash_by_name.
     stored: tuple[_Stored | None, _Stored | None] = (None, None)
+    # The hash algorithm of keys, rows and columns, and the HMAC secret's name (docs/SECURITY.md).
+    algorithm: str = "murmur3"
+    secret: str | None = None
+
+    @property
+    def hashing(self) -> dict[str, Any]:
+        """The keyword arguments that choose the algorithm of record_key and record_hash."""
+        return {"algorithm": self.algorithm, "secret": self.secret}
 
     @property
     def by_name(self) -> bool:
@@ -272,7 +280,10 @@ def _spec(
     buckets: int | None,
     old_hashes: HashesSpec = False,
     new_hashes: HashesSpec = False,
+    algorithm: str = "murmur3",
+    secret: str | None = None,
 ) -> _Spec:
+    _hash_options(algorithm, secret)
     keys = (key,) if isinstance(key, str) else tuple(key)
     if not keys:
         raise ValueError("diff needs at least one key column")
@@ -306,7 +317,7 @@ def _spec(
         if overlap:
             raise ValueError(f"columns may not include key columns: {overlap}")
         _check_compatible(compared, "compared", old_types, new_types)
-    spec = _Spec(old, new, keys, compared, buckets)
+    spec = _Spec(old, new, keys, compared, buckets, algorithm=algorithm, secret=secret)
     if not any(stored_names):
         return spec
     checked = [_check_stored(spec, i, names) for i, names in enumerate(stored_names) if names]
@@ -335,7 +346,7 @@ def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
     null_key = _null_key(spec)
     by_name = {
         with_key: record_hash(
-            *(column(c) for c in (spec.key if with_key else ()) + spec.columns), by_name=True
+            *(column(c) for c in (spec.key if with_key else ()) + spec.columns), by_name=True, **spec.hashing
         )
         for with_key in (True, False)
     }
@@ -344,9 +355,9 @@ def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
         .select(
             F.count(F.lit(1)).alias("n"),
             F.count_if(column(hash_col).isNull() | (~null_key & column(key_col).isNull())).alias("null"),
-            F.count_if(~null_key & ~column(key_col).eqNullSafe(record_key(*map(column, spec.key)))).alias(
-                "k"
-            ),
+            F.count_if(
+                ~null_key & ~column(key_col).eqNullSafe(record_key(*map(column, spec.key), **spec.hashing))
+            ).alias("k"),
             *(F.count_if(~column(hash_col).eqNullSafe(h)).alias(f"h{int(w)}") for w, h in by_name.items()),
         )
         .first()
@@ -357,7 +368,8 @@ def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
     elif row["k"]:
         problems.append(
             f"{quote(key_col)} is not record_key({', '.join(spec.key)}) in {row['k']} of the first {row['n']} "
-            "rows (written with other key columns or key options such as salt, trim or case?)"
+            f"rows (written with other key columns, key options such as salt, trim or case, or an algorithm "
+            f"other than {spec.algorithm}?)"
         )
     with_key = row["h1"] == 0
     if not with_key and row["h0"] and not row["null"]:
@@ -402,12 +414,20 @@ def _hashes(spec: _Spec, i: int) -> dict[str, Column]:
         )
         row_hash = F.coalesce(column(stored.record_hash), missing.cast("binary"))
     else:
-        key_hash = F.when(~null_key, record_key(*(column(k) for k in spec.key)))
+        key_hash = F.when(~null_key, record_key(*(column(k) for k in spec.key), **spec.hashing))
         if spec.by_name:
             hashed = (spec.key if spec.with_key else ()) + spec.columns
-            row_hash = record_hash(*map(column, hashed), by_name=True) if hashed else F.lit(bytearray())
+            row_hash = (
+                record_hash(*map(column, hashed), by_name=True, **spec.hashing)
+                if hashed
+                else F.lit(bytearray())
+            )
         else:
-            row_hash = record_hash(*map(column, spec.columns)) if spec.columns else F.lit(bytearray())
+            row_hash = (
+                record_hash(*map(column, spec.columns), **spec.hashing)
+                if spec.columns
+                else F.lit(bytearray())
+            )
     # Bucket -1 holds the NULL-key rows, which are reported, never matched.
     bucket = F.when(null_key, F.lit(-1)).otherwise(F.pmod(F.hash(key_hash), F.lit(spec.buckets)))
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
@@ -591,7 +611,10 @@ def _changed_columns(spec: _Spec, change: Column) -> Column:
         return F.when(change == "unchanged", empty).otherwise(F.lit(None).cast("array<string>"))
     # Per-column hashes, so that a column counts as changed exactly when the row hash says so.
     differing = [
-        F.when(record_hash(old_v.getField(c)) != record_hash(new_v.getField(c)), F.lit(c))
+        F.when(
+            record_hash(old_v.getField(c), **spec.hashing) != record_hash(new_v.getField(c), **spec.hashing),
+            F.lit(c),
+        )
         for c in spec.columns
     ]
     return (
@@ -725,6 +748,8 @@ def diff(
     buckets: int | None = None,
     old_hashes: HashesSpec = None,
     new_hashes: HashesSpec = None,
+    algorithm: Algorithm = "murmur3",
+    secret: str | None = None,
 ) -> DataFrame:
     """Return the rows that differ between two snapshots, matched by key: inserts, updates and deletes.
 
@@ -772,6 +797,14 @@ def diff(
         then compared on both sides are ``record_hash_by_name``, as stored, of the compared columns (and of
         the key columns when the stored hash covers them); the first rows of the side are hashed again to
         check this, and a ValueError says what differs (other columns, another mode, key options).
+    algorithm : {'murmur3', 'sha256', 'hmac-sha256'}, optional
+        The hash of keys, rows and columns (see :func:`~hashexpr.record_hash`; stored hashes must have been
+        written with the same). With ``'sha256'`` or ``'hmac-sha256'`` nobody can craft a changed row whose
+        hash stays the same; there is no bucket pre-filter then (it compares sums of hashes), so every row is
+        joined. Rows of a key that occurs more than once are compared as a multiset by sums of 64-bit hashes
+        of their row hashes, which guards against accidents only.
+    secret : str, optional
+        With ``'hmac-sha256'``: the name of the Spark conf ``spark.hashexpr.secret.<name>`` holding the key.
 
     Returns
     -------
@@ -802,8 +835,10 @@ def diff(
     [(1, 'duplicate_key', 'new', None, 'a'), (1, 'duplicate_key', 'old', 'a', None), \
 (1, 'duplicate_key', 'old', 'b', None), (None, 'null_key', 'old', 'c', None)]
     """
-    spec = _spec(old, new, key, columns, buckets, old_hashes, new_hashes)
-    plan = None if include_unchanged else _bucket_pass(spec)
+    spec = _spec(old, new, key, columns, buckets, old_hashes, new_hashes, algorithm, secret)
+    # The bucket pass compares sums of hashes, which only guards against accidents: with an algorithm chosen
+    # against adversaries, every row is joined and compared on its own hashes.
+    plan = None if include_unchanged or algorithm != "murmur3" else _bucket_pass(spec)
     compared = _compared(spec, plan, include_values)
     return compared if include_unchanged else compared.where(F.col("change") != "unchanged")
 

@@ -6,6 +6,7 @@ classic PySpark and over Spark Connect; the Spark side only needs hashexpr's jar
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Literal
 
@@ -40,8 +41,38 @@ def _require(name: str) -> None:
     _installed.add(spark)
 
 
-def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
-    """Return the 16-byte record hash of the given columns (hashexpr format v1).
+_ALGORITHMS = ("murmur3", "sha256", "hmac-sha256")
+# What a secret's name may hold: it is the tail of a Spark conf name, never the key itself.
+_SECRET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+Algorithm = Literal["murmur3", "sha256", "hmac-sha256"]
+
+
+def _hash_options(algorithm: str, secret: str | None) -> list[str]:
+    """The options items that choose ``algorithm`` (none for the default, murmur3)."""
+    if algorithm not in _ALGORITHMS:
+        raise ValueError(f"algorithm must be 'murmur3', 'sha256' or 'hmac-sha256', got {algorithm!r}")
+    if algorithm == "hmac-sha256":
+        if secret is None:
+            raise ValueError(
+                "algorithm='hmac-sha256' needs secret=<name>: the name of the Spark conf "
+                "spark.hashexpr.secret.<name> that holds the key (never the key itself)"
+            )
+        if not _SECRET_NAME.fullmatch(secret):
+            raise ValueError(
+                f"secret must be a conf name made of letters, digits, '_', '.' and '-' (the key goes in "
+                f"the Spark conf spark.hashexpr.secret.<name>), got a {len(secret)}-character value"
+            )
+        return ["algorithm=hmac-sha256", f"secret={secret}"]
+    if secret is not None:
+        raise ValueError("secret is only for algorithm='hmac-sha256'; drop it, or choose that algorithm")
+    return [] if algorithm == "murmur3" else [f"algorithm={algorithm}"]
+
+
+def record_hash(
+    *cols: ColumnOrName, by_name: bool = False, algorithm: Algorithm = "murmur3", secret: str | None = None
+) -> Column:
+    """Return the record hash of the given columns (hashexpr format v1): 16 bytes, or 32 with SHA-256.
 
     The hash is MurmurHash3 x64 128 of a null-safe, length-prefixed, type-tagged encoding of the values:
     NULLs, argument positions and the number of arguments count; map entry order, ``-0.0`` versus ``0.0``,
@@ -59,11 +90,18 @@ def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
         One or more columns or column names; ``"*"`` stands for every column, in order.
     by_name : bool, optional
         Identify columns by name (default: by position).
+    algorithm : {'murmur3', 'sha256', 'hmac-sha256'}, optional
+        What the encoding is hashed with (``docs/SECURITY.md``): ``'murmur3'`` (default, 16 bytes) is the
+        fastest and guards against accidents; ``'sha256'`` (32 bytes) also resists someone who crafts rows to
+        collide; ``'hmac-sha256'`` (32 bytes) is keyed, for hashes of personal data.
+    secret : str, optional
+        With ``'hmac-sha256'``: the *name* of the key, which is the value of the Spark conf
+        ``spark.hashexpr.secret.<name>``; the key itself never appears in the query.
 
     Returns
     -------
     :class:`~pyspark.sql.Column`
-        A ``BINARY`` column of 16-byte values, never NULL.
+        A ``BINARY`` column of 16-byte (32-byte with SHA-256) values, never NULL.
 
     Examples
     --------
@@ -77,12 +115,19 @@ def record_hash(*cols: ColumnOrName, by_name: bool = False) -> Column:
     >>> wider.select(hx.record_hash("*", by_name=True)).collect() == df.select(
     ...     hx.record_hash("*", by_name=True)).collect()
     True
+    >>> df.select(F.length(hx.record_hash("id", "name", algorithm="sha256")).alias("n")).first().n
+    32
     """
     if not cols:
         raise ValueError("record_hash needs at least one column: pass column names, Columns, or '*'")
+    options = _hash_options(algorithm, secret)
     name = "record_hash_by_name" if by_name else "record_hash"
-    _require(name)
-    return F.call_function(name, *(_to_column(c) for c in cols))
+    columns = [_to_column(c) for c in cols]
+    if not options:
+        _require(name)
+        return F.call_function(name, *columns)
+    _require(f"{name}_with")
+    return F.call_function(f"{name}_with", F.lit("; ".join(options)), *columns)
 
 
 _NULL_KEYS = ("hash", "null", "error")
@@ -91,7 +136,15 @@ _OPTION_BLANKS = "".join(map(chr, range(0x21)))
 _CASES = ("upper", "lower")
 
 
-def _key_options(salt: str | None, trim: bool, case: str | None, empty_as_null: bool, null_key: str) -> str:
+def _key_options(
+    salt: str | None,
+    trim: bool,
+    case: str | None,
+    empty_as_null: bool,
+    null_key: str,
+    algorithm: str = "murmur3",
+    secret: str | None = None,
+) -> str:
     if case is not None and case not in _CASES:
         raise ValueError(f"case must be 'upper', 'lower' or None, got {case!r}")
     if null_key not in _NULL_KEYS:
@@ -107,6 +160,7 @@ def _key_options(salt: str | None, trim: bool, case: str | None, empty_as_null: 
     items += [f"case={case}"] if case else []
     items += ["empty_as_null"] if empty_as_null else []
     items += [f"null_key={null_key}"] if null_key != "hash" else []
+    items += _hash_options(algorithm, secret)
     return "; ".join(items)
 
 
@@ -118,8 +172,10 @@ def record_key(
     empty_as_null: bool = False,
     null_key: Literal["hash", "null", "error"] = "hash",
     hash_single_field: bool = True,
+    algorithm: Algorithm = "murmur3",
+    secret: str | None = None,
 ) -> Column:
-    """Return the 16-byte hash of a business key (a hub key, an upsert key, a dedup key).
+    """Return the hash of a business key (a hub key, an upsert key, a dedup key): 16 bytes, or 32 with SHA-256.
 
     Key parts are hashed positionally with the NULL-safe, type-tagged encoding of :func:`record_hash`, framed
     so that a key hash never equals a record hash (``docs/FORMAT.md``, section 9). Nothing is normalised
@@ -146,11 +202,17 @@ def record_key(
     hash_single_field : bool, optional
         With ``False`` and a single key column, return that column's raw value instead of a hash (as
         warehouse loaders offer for natural keys); it cannot be combined with several columns or other options.
+    algorithm : {'murmur3', 'sha256', 'hmac-sha256'}, optional
+        As in :func:`record_hash`. Keys that someone else can choose (sign-up forms, partner feeds) call for
+        ``'sha256'``; keys that are personal data (emails, national ids) for ``'hmac-sha256'``, whose hashes
+        cannot be reversed by trying likely values without the key.
+    secret : str, optional
+        With ``'hmac-sha256'``: the name of the Spark conf ``spark.hashexpr.secret.<name>`` holding the key.
 
     Returns
     -------
     :class:`~pyspark.sql.Column`
-        A ``BINARY`` column of 16-byte key hashes (or the raw key column).
+        A ``BINARY`` column of 16-byte (32-byte with SHA-256) key hashes (or the raw key column).
 
     Examples
     --------
@@ -164,7 +226,7 @@ def record_key(
     """
     if not cols:
         raise ValueError("record_key needs at least one key column")
-    options = _key_options(salt, trim, case, empty_as_null, null_key)
+    options = _key_options(salt, trim, case, empty_as_null, null_key, algorithm, secret)
     if not hash_single_field:
         if len(cols) != 1 or cols[0] == "*":
             raise ValueError(
@@ -173,8 +235,8 @@ def record_key(
             )
         if options:
             raise ValueError(
-                "hash_single_field=False returns the raw key value, which salt, trim, case, empty_as_null and "
-                "null_key cannot apply to: normalise the column in the query instead"
+                "hash_single_field=False returns the raw key value, which salt, trim, case, empty_as_null, "
+                "null_key and algorithm cannot apply to: normalise the column in the query instead"
             )
         return _to_column(cols[0])
     columns = [_to_column(c) for c in cols]

@@ -18,7 +18,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from hashexpr.functions import _require, record_hash, record_key
+from hashexpr.functions import Algorithm, _require, record_hash, record_key
 from hashexpr.names import column, resolve
 from hashexpr.reference import FORMAT_VERSION
 
@@ -142,7 +142,9 @@ def _reads_one_file_source(df: DataFrame) -> bool:
     if jdf is not None:
         # Classic PySpark: the hidden columns of the analyzed plan, as name resolution sees them.
         hidden = jdf.queryExecution().analyzed().metadataOutput()
-        found = [a for a in (hidden.apply(i) for i in range(hidden.size())) if a.name().lower() == "_metadata"]
+        found = [
+            a for a in (hidden.apply(i) for i in range(hidden.size())) if a.name().lower() == "_metadata"
+        ]
         if len(found) != 1:
             return False
         fields = json.loads(found[0].dataType().json()).get("fields", [])
@@ -171,6 +173,8 @@ def with_metadata(
     hash_columns: Sequence[str] | None = None,
     names: Mapping[str, str] | None = None,
     key_options: Mapping[str, Any] | None = None,
+    algorithm: Algorithm = "murmur3",
+    secret: str | None = None,
 ) -> DataFrame:
     """Return ``df`` with metadata columns appended: record key, record hash, commit time and more.
 
@@ -228,6 +232,11 @@ def with_metadata(
         ``'source_file'``, ``'format_version'``), replacing the defaults in :data:`DEFAULT_NAMES`.
     key_options : mapping, optional
         :func:`~hashexpr.record_key` options: ``salt``, ``trim``, ``case``, ``empty_as_null``, ``null_key``.
+    algorithm : {'murmur3', 'sha256', 'hmac-sha256'}, optional
+        The algorithm of both the record key and the record hash (see :func:`~hashexpr.record_hash`);
+        :func:`~hashexpr.diff.diff` must be given the same to use the stored hashes.
+    secret : str, optional
+        With ``'hmac-sha256'``: the name of the Spark conf ``spark.hashexpr.secret.<name>`` holding the key.
 
     Returns
     -------
@@ -263,6 +272,12 @@ def with_metadata(
     if not keys:
         raise ValueError("with_metadata needs at least one key column")
     keys = resolve(df, keys, "with_metadata")
+    if key_options and {"algorithm", "secret"} & set(key_options):
+        raise ValueError(
+            "with_metadata: pass algorithm= and secret= to with_metadata itself, not in key_options: they "
+            "apply to both the record key and the record hash"
+        )
+    hashing = {"algorithm": algorithm, "secret": secret}
     payload = resolve(df, list(hash_columns), "with_metadata") if hash_columns is not None else df.columns
     if not payload:
         raise ValueError("with_metadata needs at least one column to hash")
@@ -284,8 +299,8 @@ def with_metadata(
         commit_at = F.lit(instant).cast("timestamp")
         commit = F.lit(commit_id if commit_id is not None else _commit_id(instant))
     added: list[tuple[str, Column]] = [
-        ("record_key", record_key(*map(column, keys), **dict(key_options or {}))),
-        ("record_hash", record_hash(*map(column, payload), by_name=True)),
+        ("record_key", record_key(*map(column, keys), **dict(key_options or {}), **hashing)),
+        ("record_hash", record_hash(*map(column, payload), by_name=True, **hashing)),
         ("commit_time", commit_at),
     ]
     if commit_seqno and streaming:

@@ -68,10 +68,12 @@ The examples use the ``pyspark.sql.types`` classes this module imports.
 
 from __future__ import annotations
 
+import contextvars
 import datetime
 import decimal
 import functools
 import hashlib
+import hmac
 import importlib.resources
 import math
 import struct
@@ -115,6 +117,7 @@ if TYPE_CHECKING:
     import pyarrow.parquet
 
 __all__ = [
+    "ALGORITHMS",
     "FORMAT_VERSION",
     "SEED",
     "case_map",
@@ -190,9 +193,45 @@ _KEY_RECORD = 0x82
 _FINGERPRINT_LABEL = b"hashexpr-fingerprint"
 
 
-def record_hash(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
+# docs/FORMAT.md, section 10: the algorithms, and how a map's entries are combined while one is encoded.
+ALGORITHMS = ("murmur3", "sha256", "hmac-sha256")
+_SORTED_MAP_DIGESTS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "sorted_map_digests", default=False
+)
+
+
+def _hashed(encode: Callable[[], bytes], algorithm: str, key: bytes | str | None) -> bytes:
+    """Hashes the encoding ``encode`` makes under ``algorithm`` (section 10 changes how maps are encoded)."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    if (algorithm == "hmac-sha256") != (key is not None):
+        raise ValueError("key is needed with algorithm='hmac-sha256', and only with it")
+    if algorithm == "murmur3":
+        return _murmur3(encode())
+    token = _SORTED_MAP_DIGESTS.set(True)
+    try:
+        data = encode()
+    finally:
+        _SORTED_MAP_DIGESTS.reset(token)
+    if key is None:
+        return hashlib.sha256(data).digest()
+    # Spark's key is the UTF-8 value of the conf spark.hashexpr.secret.<name>.
+    key_bytes = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+    if not key_bytes:
+        raise ValueError("an HMAC key needs at least one byte")
+    return hmac.new(key_bytes, data, hashlib.sha256).digest()
+
+
+def record_hash(
+    values: Sequence[Any],
+    types: Sequence[DataType],
+    *,
+    algorithm: str = "murmur3",
+    key: bytes | str | None = None,
+) -> bytes:
     """
-    Returns the 16-byte hash of a record, as ``record_hash(v1, ..., vn)`` computes it in Spark.
+    Returns the hash of a record, as ``record_hash(v1, ..., vn)`` computes it in Spark (or
+    ``record_hash_with('algorithm=...', v1, ..., vn)`` for another algorithm).
 
     Parameters
     ----------
@@ -200,12 +239,18 @@ def record_hash(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
         The record's values, one per argument, in the Python conventions of this module.
     types : sequence of :class:`pyspark.sql.types.DataType`
         The Spark SQL type of each argument.
+    algorithm : {'murmur3', 'sha256', 'hmac-sha256'}, optional
+        What the encoding is hashed with (format section 10).
+    key : bytes or str, optional
+        The HMAC key, with ``'hmac-sha256'`` only: the bytes of ``spark.hashexpr.secret.<name>`` (a
+        ``str`` is taken as its UTF-8 bytes, as Spark takes the conf's value).
 
     Returns
     -------
     bytes
         The MurmurHash3 x64 128 digest (seed :data:`SEED`) of :func:`encode_record`, 16 bytes,
-        in the order ``hex(record_hash(...))`` prints them.
+        in the order ``hex(record_hash(...))`` prints them; or the 32-byte SHA-256 or HMAC-SHA-256 of
+        the same encoding (maps aside, section 10).
 
     Examples
     --------
@@ -213,8 +258,11 @@ def record_hash(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
     True
     >>> len(record_hash([], []))
     16
+    >>> record_hash([1], [IntegerType()], algorithm="sha256") == hashlib.sha256(
+    ...     encode_record([1], [IntegerType()])).digest()
+    True
     """
-    return _murmur3(encode_record(values, types))
+    return _hashed(lambda: encode_record(values, types), algorithm, key)
 
 
 def encode_record(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
@@ -284,7 +332,11 @@ def encode_value(value: Any, dtype: DataType) -> bytes:
 
 
 def record_hash_by_name(
-    values: Mapping[str, Any] | Sequence[tuple[str, Any]], types: Mapping[str, DataType]
+    values: Mapping[str, Any] | Sequence[tuple[str, Any]],
+    types: Mapping[str, DataType],
+    *,
+    algorithm: str = "murmur3",
+    key: bytes | str | None = None,
 ) -> bytes:
     """
     Returns the 16-byte hash of a by-name record, as ``record_hash_by_name(c1, ..., cn)`` computes it.
@@ -300,11 +352,14 @@ def record_hash_by_name(
         ``NULL``. Pairs may repeat a name only to be rejected.
     types : mapping of str to :class:`pyspark.sql.types.DataType`
         The Spark SQL type of every argument, by name: exactly the names of ``values``.
+    algorithm, key
+        As in :func:`record_hash` (``record_hash_by_name_with`` in Spark).
 
     Returns
     -------
     bytes
-        The MurmurHash3 x64 128 digest (seed :data:`SEED`) of :func:`encode_record_by_name`.
+        The MurmurHash3 x64 128 digest (seed :data:`SEED`) of :func:`encode_record_by_name`, or its
+        SHA-256 or HMAC-SHA-256.
 
     Raises
     ------
@@ -325,7 +380,7 @@ def record_hash_by_name(
         ...
     ValueError: duplicate argument names ['a']: record_hash_by_name identifies arguments by name
     """
-    return _murmur3(encode_record_by_name(values, types))
+    return _hashed(lambda: encode_record_by_name(values, types), algorithm, key)
 
 
 def encode_record_by_name(
@@ -425,9 +480,11 @@ def record_key(
     case: str | None = None,
     empty_as_null: bool = False,
     null_key: str = "hash",
+    algorithm: str = "murmur3",
+    key: bytes | str | None = None,
 ) -> bytes | None:
     """
-    Returns the 16-byte hash of a business key, as ``record_key_with(options, k1, ..., kn)`` computes it.
+    Returns the hash of a business key, as ``record_key_with(options, k1, ..., kn)`` computes it.
 
     The options are those of ``hx.record_key``; with none of them this is ``record_key(k1, ..., kn)``.
     Normalisation (``trim``, then ``case``, then ``empty_as_null``) applies to top-level ``STRING``,
@@ -451,12 +508,14 @@ def record_key(
         An empty string key part (after ``trim`` and ``case``) counts as ``NULL``.
     null_key : {'hash', 'null', 'error'}, optional
         What a key whose parts are all ``NULL`` gives: its hash, ``None``, or :class:`ValueError`.
+    algorithm, key
+        As in :func:`record_hash` (options ``algorithm=`` and ``secret=`` in Spark).
 
     Returns
     -------
     bytes or None
-        The MurmurHash3 x64 128 digest (seed :data:`SEED`) of :func:`encode_key`, or ``None`` for an
-        all-``NULL`` key under ``null_key='null'``.
+        The MurmurHash3 x64 128 digest (seed :data:`SEED`) of :func:`encode_key` (or its SHA-256 or
+        HMAC-SHA-256), or ``None`` for an all-``NULL`` key under ``null_key='null'``.
 
     Raises
     ------
@@ -489,7 +548,7 @@ def record_key(
             "record_key: every key part is NULL. Filter such rows out, or choose what they get with "
             "null_key=hash (a hash of the NULL key) or null_key=null (NULL)"
         )
-    return _murmur3(_encode_key(parts, types, salt))
+    return _hashed(lambda: _encode_key(parts, types, salt), algorithm, key)
 
 
 def encode_key(
@@ -661,7 +720,11 @@ class _CaseTable:
         self.cased: set[int] = set()
         self.ignorable: set[int] = set()
         lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-        if not lines or lines[0] != f"unicode {_CASE_UNICODE_VERSION}" or lines[-1] != f"end {len(lines) - 2}":
+        if (
+            not lines
+            or lines[0] != f"unicode {_CASE_UNICODE_VERSION}"
+            or lines[-1] != f"end {len(lines) - 2}"
+        ):
             raise RuntimeError(f"{_CASE_TABLE} is damaged: reinstall hashexpr")
         for line in lines[1:-1]:
             kind, *fields = line.split()
@@ -1161,6 +1224,16 @@ def _encode_array(value: Any, dtype: ArrayType) -> bytes:
 
 def _encode_map(value: Any, dtype: MapType) -> bytes:
     entries = _map_entries(value, dtype)
+    if _SORTED_MAP_DIGESTS.get():
+        # Section 10: the entries' SHA-256 digests in ascending order; a sum could be forged.
+        digests = []
+        for key, item in entries:
+            if key is None:
+                raise ValueError(f"{_type_name(dtype)} keys cannot be NULL")
+            digests.append(
+                hashlib.sha256(_encode(key, dtype.keyType) + _encode(item, dtype.valueType)).digest()
+            )
+        return bytes([_MAP]) + _u32(len(entries)) + b"".join(sorted(digests))
     total = 0
     for key, item in entries:
         if key is None:
@@ -1496,8 +1569,12 @@ def _arrow_atomic_types(pa: Any) -> list[tuple[Callable[[Any], bool], DataType]]
         (types.is_float64, DoubleType()),
         (lambda t: types.is_string(t) or types.is_large_string(t) or types.is_string_view(t), StringType()),
         (
-            lambda t: types.is_binary(t) or types.is_large_binary(t) or types.is_binary_view(t)
-            or types.is_fixed_size_binary(t),
+            lambda t: (
+                types.is_binary(t)
+                or types.is_large_binary(t)
+                or types.is_binary_view(t)
+                or types.is_fixed_size_binary(t)
+            ),
             BinaryType(),
         ),
         (lambda t: types.is_date32(t) or types.is_date64(t), DateType()),

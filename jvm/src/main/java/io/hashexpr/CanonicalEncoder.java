@@ -11,9 +11,10 @@ import org.apache.spark.unsafe.types.UTF8String;
  *
  * <p>Each {@code put*} method writes one value of one logical kind: its tag, then its payload. Containers are
  * written with {@code begin*} calls around their elements. Both the generated code and the interpreted path of
- * the Catalyst expressions call these methods, so the bytes come from one place.
+ * the Catalyst expressions call these methods, so the bytes come from one place. {@link Sha256CanonicalEncoder}
+ * sends the same bytes to SHA-256 or HMAC-SHA-256 instead (docs/FORMAT.md, section 10).
  */
-public final class CanonicalEncoder extends Murmur3x64Stream {
+public class CanonicalEncoder extends Murmur3x64Stream {
   public static final int FORMAT_VERSION = 1;
   /** The ASCII bytes "hash"; below 2^31 so that every MurmurHash3 implementation reads it the same way. */
   public static final int SEED = 0x68617368;
@@ -77,7 +78,7 @@ public final class CanonicalEncoder extends Murmur3x64Stream {
     putTagged(FORMAT_VERSION, arity, 4);
   }
 
-  /** Ends the record and returns its 16-byte hash. */
+  /** Ends the record and returns its hash: 16 bytes of MurmurHash3 x64 128. */
   public byte[] finishRecord() {
     finish();
     return digest();

@@ -29,6 +29,8 @@ public final class HashExprExtensions implements SparkSessionExtensionsProvider 
   static final String[][] FUNCTIONS = {
     {"record_hash", "io.hashexpr.RecordHash"},
     {"record_hash_by_name", "io.hashexpr.RecordHashByName"},
+    {"record_hash_with", "io.hashexpr.RecordHashWith"},
+    {"record_hash_by_name_with", "io.hashexpr.RecordHashByNameWith"},
     {"record_key", "io.hashexpr.RecordKey"},
     {"record_key_with", "io.hashexpr.RecordKeyWith"},
     {"dataset_fingerprint", "io.hashexpr.DatasetFingerprint"},

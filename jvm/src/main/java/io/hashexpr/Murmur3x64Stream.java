@@ -20,6 +20,9 @@ import org.apache.spark.unsafe.Platform;
  * another in the buffer above the outer stream's bytes and hashed together when the level ends or its part of
  * the buffer fills up: reading words back right after writing them in pieces stalls the CPU (the loads cannot
  * be forwarded from the pending stores), which would otherwise cost more than hashing a short entry.
+ *
+ * <p>The methods that write bytes and levels are not final only so that {@link Sha256CanonicalEncoder} can send
+ * the same bytes to SHA-256; while that class is not loaded, the JIT compiles them as if they were final.
  */
 public class Murmur3x64Stream {
   private static final long C1 = 0x87c37b91114253d5L;
@@ -76,7 +79,7 @@ public class Murmur3x64Stream {
   }
 
   /** Starts a new hash from the seed, dropping any saved states. */
-  public final void reset() {
+  public void reset() {
     depth = 0;
     entryCount = 0;
     pos = 0;
@@ -94,12 +97,12 @@ public class Murmur3x64Stream {
   }
 
   /** Appends the low {@code n} bytes of {@code v} (1 &lt;= n &lt;= 8), least significant first. */
-  public final void put(long v, int n) {
+  public void put(long v, int n) {
     store(pos, v);
     advance(n);
   }
 
-  public final void putByte(int b) {
+  public void putByte(int b) {
     Platform.putByte(buffer, BASE + pos, (byte) b);
     advance(1);
   }
@@ -113,7 +116,7 @@ public class Murmur3x64Stream {
   }
 
   /** Appends the byte {@code tag}, then the low {@code n} bytes of {@code v} (1 &lt;= n &lt;= 8). */
-  protected final void putTagged(int tag, long v, int n) {
+  protected void putTagged(int tag, long v, int n) {
     int p = pos;
     Platform.putByte(buffer, BASE + p, (byte) tag);
     store(p + 1, v);
@@ -121,7 +124,7 @@ public class Murmur3x64Stream {
   }
 
   /** Appends {@code len} bytes read from {@code base} at {@code offset} (Spark {@link Platform} addressing). */
-  public final void putBytes(Object base, long offset, int len) {
+  public void putBytes(Object base, long offset, int len) {
     if (len <= MAX_COPY) {
       copy(base, offset, pos, len);
       advance(len);
@@ -284,7 +287,7 @@ public class Murmur3x64Stream {
   }
 
   /** Saves the current stream and starts a level, above its bytes, whose 128-bit sum starts at zero. */
-  protected final void pushLevel() {
+  protected void pushLevel() {
     int base = depth * FRAME;
     if (base + FRAME > frames.length) {
       frames = Arrays.copyOf(frames, frames.length * 2);
@@ -308,12 +311,12 @@ public class Murmur3x64Stream {
   }
 
   /** Starts a fresh sub-stream at the current level. */
-  protected final void restartSubStream() {
+  protected void restartSubStream() {
     restart();
   }
 
   /** Ends the current sub-stream; its hash is added, as an unsigned 128-bit number, to the level's sum. */
-  protected final void addSubStreamToLevel() {
+  protected void addSubStreamToLevel() {
     if (mixed == 0L) {
       // Still whole in the buffer: hashed with the level's other entries, once their stores are long done.
       if (entryCount == entries.length) {
@@ -356,7 +359,7 @@ public class Murmur3x64Stream {
   }
 
   /** Ends the level, restores the saved stream and appends the level's sum, low half first. */
-  protected final void popLevel() {
+  protected void popLevel() {
     sumEntries();
     depth--;
     int base = depth * FRAME;

@@ -35,9 +35,10 @@ private[hashexpr] object ArgumentNames {
 }
 
 /**
- * Names the arguments of `record_hash_by_name` and `dataset_fingerprint` after the columns of the operator's
- * input. A function is built while its arguments resolve, and a reference typed `ID` resolves to the column `id`
- * under the name `ID`; this rule, run once the operator's inputs are resolved, gives it the schema's name.
+ * Names the arguments of `record_hash_by_name`, `record_hash_by_name_with` and `dataset_fingerprint` after the
+ * columns of the operator's input. A function is built while its arguments resolve, and a reference typed `ID`
+ * resolves to the column `id` under the name `ID`; this rule, run once the operator's inputs are resolved, gives
+ * it the schema's name.
  */
 object ArgumentNamesRule extends Rule[LogicalPlan] {
 
@@ -46,12 +47,13 @@ object ArgumentNamesRule extends Rule[LogicalPlan] {
       val columns = p.children.flatMap(_.output).map(a => a.exprId -> a.name).toMap
       p.transformExpressions {
         case r: RecordHashByName => r.copy(names = r.children.map(ArgumentNames.of(_, columns)))
+        case r: RecordHashByNameWith => r.copy(names = r.children.drop(1).map(ArgumentNames.of(_, columns)))
         case f: DatasetFingerprint => f.copy(names = f.children.map(ArgumentNames.of(_, columns)))
       }
   }
 
   private def takesNames(e: Expression): Boolean = e match {
-    case _: RecordHashByName | _: DatasetFingerprint => true
+    case _: RecordHashByName | _: RecordHashByNameWith | _: DatasetFingerprint => true
     case _ => false
   }
 }

@@ -16,6 +16,8 @@ object HashExprFunctions {
   val functions: Seq[Description] = Seq(
     describe[RecordHash](RecordHash.Name),
     describe[RecordHashByName](RecordHashByName.Name),
+    describe[RecordHashWith](RecordHashWith.Name),
+    describe[RecordHashByNameWith](RecordHashByNameWith.Name),
     describe[RecordKey](RecordKey.Name),
     describe[RecordKeyWith](RecordKeyWith.Name),
     describe[DatasetFingerprint](DatasetFingerprint.Name),

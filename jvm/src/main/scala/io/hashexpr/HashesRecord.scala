@@ -42,6 +42,9 @@ trait HashesRecord extends Expression {
 
   protected def kind: RecordKind
 
+  /** What the encoding is hashed with: MurmurHash3 unless a `_with` function's options say otherwise. */
+  protected def algorithm: HashAlgorithm = HashAlgorithm.Murmur3
+
   /** The arguments in the order they are written, each with its field name (by-name records only). */
   protected def layout: Seq[(Expression, Array[Byte])]
 
@@ -55,16 +58,23 @@ trait HashesRecord extends Expression {
   @transient private lazy val interpreted: Array[(Expression, Array[Byte], InterpretedEncoder.Writer)] =
     layout.map { case (c, name) => (c, name, InterpretedEncoder.writer(c.dataType)) }.toArray
 
-  override def eval(input: InternalRow): Any = {
-    // An argument can itself hash a record (record_hash(a, record_key(b))), so each nesting level takes its own
-    // encoder from the thread's stack; expressions can be shared between threads, an encoder's state cannot.
-    val encoders = HashesRecord.threadEncoders.get()
-    val encoder = encoders.acquire()
-    try {
-      encode(encoder, input)
-    } finally {
-      encoders.release()
-    }
+  /** Encoders of other algorithms, one per thread; an HMAC encoder holds its key, so it is not shared. */
+  @transient private lazy val threadEncoder: ThreadLocal[CanonicalEncoder] =
+    ThreadLocal.withInitial[CanonicalEncoder](() => algorithm.newEncoder())
+
+  override def eval(input: InternalRow): Any = algorithm match {
+    case HashAlgorithm.Murmur3 =>
+      // An argument can itself hash a record (record_hash(a, record_key(b))), so each nesting level takes its
+      // own encoder from the thread's stack; expressions can be shared between threads, an encoder's state
+      // cannot.
+      val encoders = HashesRecord.threadEncoders.get()
+      val encoder = encoders.acquire()
+      try {
+        encode(encoder, input)
+      } finally {
+        encoders.release()
+      }
+    case _ => encode(threadEncoder.get(), input)
   }
 
   private def encode(encoder: CanonicalEncoder, input: InternalRow): Any = {
@@ -97,8 +107,8 @@ trait HashesRecord extends Expression {
   }
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val encoder = ctx.addMutableState(classOf[CanonicalEncoder].getName, "recordEncoder",
-      v => s"$v = new ${classOf[CanonicalEncoder].getName}();", forceInline = true)
+    val encoder = ctx.addMutableState(algorithm.encoderClass, "recordEncoder",
+      v => s"$v = ${algorithm.newEncoderCode};", forceInline = true)
     val gen = new EncoderCodegen(ctx, encoder)
     val perArgument = layout.map { case (child, name) =>
       val c = child.genCode(ctx)

@@ -1,10 +1,8 @@
 package io.hashexpr
 
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.analysis.TypeCheckResult.DataTypeMismatch
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
 import org.apache.spark.sql.types.StringType
-import org.apache.spark.unsafe.types.UTF8String
 
 /** A business-key hash: the key parts positionally, under a salt, with optional string normalisation. */
 trait HashesKey extends HashesRecord {
@@ -12,6 +10,7 @@ trait HashesKey extends HashesRecord {
   protected def options: KeyOptions
 
   override protected def kind: RecordKind = RecordKind.Key(options.salt, options.nullKey)
+  override protected def algorithm: HashAlgorithm = options.algorithm
 
   override protected def layout: Seq[(Expression, Array[Byte])] = keys.map {
     case k if options.normalizes && k.dataType.isInstanceOf[StringType] => NormalizeKeyString(k, options) -> null
@@ -56,13 +55,14 @@ object RecordKey {
 // scalastyle:off line.size.limit
 @ExpressionDescription(
   usage = """
-    _FUNC_(options, key1, key2, ...) - Returns record_key(key1, key2, ...) under the given options: a salt (one per hub or table, to separate or re-key hash spaces), opt-in normalisation of string key parts, and what an all-NULL key gives.
+    _FUNC_(options, key1, key2, ...) - Returns record_key(key1, key2, ...) under the given options: a salt (one per hub or table, to separate or re-key hash spaces), opt-in normalisation of string key parts, what an all-NULL key gives, and the hash algorithm.
   """,
   arguments = """
     Arguments:
       * options - a constant string of items separated by ';', all optional:
           salt=<text> (default empty), trim (remove spaces at both ends), case=upper|lower|keep (the Unicode 14.0.0 full case mapping of Python 3.11's str.upper()/str.lower(), on every JVM; bytes that are not UTF-8 are kept),
-          empty_as_null (an empty string counts as NULL), null_key=hash|null|error (an all-NULL key is hashed, gives NULL, or fails the query; default hash).
+          empty_as_null (an empty string counts as NULL), null_key=hash|null|error (an all-NULL key is hashed, gives NULL, or fails the query; default hash),
+          algorithm=murmur3|sha256|hmac-sha256 (default murmur3, 16 bytes; sha256 and hmac-sha256 give 32 bytes that resist deliberate collisions), secret=<name> (hmac-sha256 only: its key is the value of the Spark conf spark.hashexpr.secret.<name>).
           Normalisation applies to top-level STRING key parts only, and only when asked for.
       * key1, key2, ... - the parts of the key.
   """,
@@ -74,6 +74,8 @@ object RecordKey {
        false
       > SELECT _FUNC_('null_key=null', CAST(NULL AS STRING)) IS NULL;
        true
+      > SELECT length(_FUNC_('algorithm=sha256; salt=hub_customer', 'C-042'));
+       32
   """,
   since = "0.1.0",
   group = "hash_funcs")
@@ -84,28 +86,17 @@ case class RecordKeyWith(children: Seq[Expression]) extends HashesKey {
 
   @transient override protected lazy val options: KeyOptions = parsedOptions.get
 
-  @transient private lazy val parsedOptions: Option[KeyOptions] = children.headOption
-    .filter(o => o.foldable && o.dataType.isInstanceOf[StringType])
-    .flatMap(o => Option(o.eval()))
-    .flatMap(v => KeyOptions.parse(v.asInstanceOf[UTF8String].toString).toOption)
+  @transient private lazy val parsedOptions: Option[KeyOptions] =
+    OptionsArgument.parsed(children.headOption, KeyOptions.parse)
 
   // null_key=error raises: folding it would fail the query while it is planned, even when it reads no rows.
   override def foldable: Boolean = super.foldable && !parsedOptions.exists(_.nullKey == NullKey.Error)
 
-  override def checkInputDataTypes(): TypeCheckResult = {
-    def mismatch(msg: String) = DataTypeMismatch("TYPE_CHECK_FAILURE_WITH_HINT", Map(
-      "msg" -> s"the first argument of `$prettyName` must be $msg", "hint" -> s": ${KeyOptions.Usage}"))
-    children.headOption match {
-      case None => mismatch("a constant options string, followed by the key parts")
-      case Some(o) if !o.foldable || !o.dataType.isInstanceOf[StringType] => mismatch("a constant options string")
-      case Some(o) =>
-        Option(o.eval()).map(v => KeyOptions.parse(v.toString)) match {
-          case None => mismatch("a constant options string, not NULL")
-          case Some(Left(problem)) => mismatch(s"a valid options string, but it has an $problem")
-          case Some(Right(_)) => RecordHash.checkArguments(prettyName, keys)
-        }
+  override def checkInputDataTypes(): TypeCheckResult =
+    OptionsArgument.check(prettyName, children.headOption, KeyOptions.Usage, KeyOptions.parse,
+      (o: KeyOptions) => o.algorithm) {
+      RecordHash.checkArguments(prettyName, keys)
     }
-  }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): RecordKeyWith =
     copy(children = newChildren)

@@ -60,6 +60,9 @@ trait SparkSuite extends AnyFunSuite {
 }
 
 object SparkSuite {
+  /** The key of the secret named `suite`, given with the session's configuration. */
+  val Secret = "k3y-Sha256Suite-7f1c"
+
   final case class Mode(name: String, factoryMode: String, wholeStage: Boolean)
 
   val Interpreted: Mode = Mode("interpreted", "NO_CODEGEN", wholeStage = false)
@@ -78,6 +81,9 @@ object SparkSuite {
       .appName("hashexpr-tests")
       .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "4")
+      // HMAC secrets come from the application's configuration, never from the session.
+      .config(Secrets.confName("suite"), Secret)
+      .config(Secrets.confName("blank"), "")
       .config("spark.sql.warehouse.dir", warehouse.getAbsolutePath)
       .config("spark.driver.bindAddress", "127.0.0.1")
       .config("spark.driver.host", "127.0.0.1")
