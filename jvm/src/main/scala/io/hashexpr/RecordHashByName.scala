@@ -37,20 +37,9 @@ case class RecordHashByName(children: Seq[Expression], names: Seq[String]) exten
 
   override protected def kind: RecordKind = RecordKind.ByName
 
-  /** Sorted by the names' UTF-8 bytes, so the column order does not matter. */
-  override protected lazy val layout: Seq[(Expression, Array[Byte])] =
-    children.zip(names).map { case (c, name) => c -> name.getBytes(StandardCharsets.UTF_8) }
-      .sortWith { case ((_, a), (_, b)) => CanonicalEncoder.compareUnsigned(a, b) < 0 }
+  override protected lazy val layout: Seq[(Expression, Array[Byte])] = RecordHashByName.layout(children, names)
 
-  override def checkInputDataTypes(): TypeCheckResult = {
-    names.diff(names.distinct).headOption match {
-      case Some(dup) =>
-        DataTypeMismatch("TYPE_CHECK_FAILURE_WITH_HINT", Map(
-          "msg" -> s"`$prettyName` identifies columns by name, and the name `$dup` appears more than once",
-          "hint" -> "; select or alias the columns so that every name is distinct"))
-      case None => RecordHash.checkArguments(prettyName, children)
-    }
-  }
+  override def checkInputDataTypes(): TypeCheckResult = RecordHashByName.checkArguments(prettyName, children, names)
 
   // Plans show the arguments, not the names taken from them.
   override protected def stringArgs: Iterator[Any] = Iterator(children)
@@ -61,4 +50,19 @@ case class RecordHashByName(children: Seq[Expression], names: Seq[String]) exten
 
 object RecordHashByName {
   val Name = "record_hash_by_name"
+
+  /** The values with their names' UTF-8 bytes, sorted by those bytes, so the column order does not matter. */
+  private[hashexpr] def layout(values: Seq[Expression], names: Seq[String]): Seq[(Expression, Array[Byte])] =
+    values.zip(names).map { case (c, name) => c -> name.getBytes(StandardCharsets.UTF_8) }
+      .sortWith { case ((_, a), (_, b)) => CanonicalEncoder.compareUnsigned(a, b) < 0 }
+
+  /** The checks of a by-name record: distinct names, then those of every record. */
+  private[hashexpr] def checkArguments(function: String, values: Seq[Expression], names: Seq[String])
+      : TypeCheckResult = names.diff(names.distinct).headOption match {
+    case Some(dup) =>
+      DataTypeMismatch("TYPE_CHECK_FAILURE_WITH_HINT", Map(
+        "msg" -> s"`$function` identifies columns by name, and the name `$dup` appears more than once",
+        "hint" -> "; select or alias the columns so that every name is distinct"))
+    case None => RecordHash.checkArguments(function, values)
+  }
 }

@@ -1,9 +1,6 @@
 package io.hashexpr
 
-import java.nio.charset.StandardCharsets
-
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.analysis.TypeCheckResult.DataTypeMismatch
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
 
 /** A record hash whose first argument is a constant options string choosing the algorithm. */
@@ -89,19 +86,10 @@ case class RecordHashByNameWith(children: Seq[Expression], names: Seq[String]) e
 
   override protected def kind: RecordKind = RecordKind.ByName
 
-  override protected lazy val layout: Seq[(Expression, Array[Byte])] =
-    values.zip(names).map { case (c, name) => c -> name.getBytes(StandardCharsets.UTF_8) }
-      .sortWith { case ((_, a), (_, b)) => CanonicalEncoder.compareUnsigned(a, b) < 0 }
+  override protected lazy val layout: Seq[(Expression, Array[Byte])] = RecordHashByName.layout(values, names)
 
-  override def checkInputDataTypes(): TypeCheckResult = checkOptions {
-    names.diff(names.distinct).headOption match {
-      case Some(dup) =>
-        DataTypeMismatch("TYPE_CHECK_FAILURE_WITH_HINT", Map(
-          "msg" -> s"`$prettyName` identifies columns by name, and the name `$dup` appears more than once",
-          "hint" -> "; select or alias the columns so that every name is distinct"))
-      case None => RecordHash.checkArguments(prettyName, values)
-    }
-  }
+  override def checkInputDataTypes(): TypeCheckResult =
+    checkOptions(RecordHashByName.checkArguments(prettyName, values, names))
 
   override protected def stringArgs: Iterator[Any] = Iterator(children)
 
