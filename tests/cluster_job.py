@@ -97,6 +97,26 @@ def _executor_tasks(spark: SparkSession, expected_executors: int, timeout: float
         time.sleep(0.5)
 
 
+def cluster_builder(master: str, app_name: str, executors: int) -> SparkSession.Builder:
+    """A session builder for ``executors`` one-core executors of the standalone ``master``, driver on loopback.
+
+    The first job waits until every executor is up, so that every worker's executor gets tasks.
+    """
+    return (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.driver.host", LOOPBACK)
+        .config("spark.driver.bindAddress", LOOPBACK)
+        .config("spark.driver.memory", "512m")
+        .config("spark.executor.memory", "512m")
+        .config("spark.executor.cores", "1")
+        .config("spark.cores.max", str(executors))
+        .config("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+        .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "120s")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the job; see the module's docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -107,18 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     builder = (
-        SparkSession.builder.master(args.master)
-        .appName("hashexpr-cluster-test")
-        .config("spark.driver.host", LOOPBACK)
-        .config("spark.driver.bindAddress", LOOPBACK)
-        .config("spark.driver.memory", "512m")
-        .config("spark.executor.memory", "512m")
-        .config("spark.executor.cores", "1")
-        .config("spark.cores.max", str(args.executors))
-        # Hold the first job until every executor is up, so that both workers' executors get tasks.
-        .config("spark.scheduler.minRegisteredResourcesRatio", "1.0")
-        .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "120s")
-        .config("spark.sql.session.timeZone", "UTC")
+        cluster_builder(args.master, "hashexpr-cluster-test", args.executors)
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ui.enabled", "false")
     )

@@ -29,6 +29,11 @@ SERVER_MEMORY = "512m"
 #: How many characters of a server's log an error message carries.
 LOG_TAIL_CHARS = 6000
 
+#: Environment for JVMs that live for seconds to a few minutes, as in a test: the C1 compiler alone and the
+#: serial collector halve the CPU a Spark JVM spends starting and warming up, which on two cores is most of
+#: a short test's time. Every JVM started with it reads it (``JAVA_TOOL_OPTIONS``), launchers included.
+SHORT_LIVED_JVM = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+
 
 def spark_home() -> str:
     """Return the Spark distribution inside the installed ``pyspark`` wheel (it ships bin/ and jars/)."""
@@ -115,6 +120,9 @@ class ManagedProcess:
 
     def stop(self, grace_seconds: float = 20.0) -> None:
         """Stop the whole process group: SIGTERM (Spark's shutdown hooks run), then SIGKILL after a grace."""
+        if self._log_file.closed:
+            # Stopped before: its group id may since have gone to another process group.
+            return
         # The process leads its own session, so its group id is its pid, even after it has been reaped.
         pgid = self.popen.pid
         _signal_group(pgid, signal.SIGTERM)
@@ -166,6 +174,10 @@ class ConnectServer:
     port: int
     process: ManagedProcess
     timeout: float
+    #: The command and environment that started the server, for ``restart``.
+    args: list[str] = field(default_factory=list, repr=False)
+    env: dict[str, str] = field(default_factory=spark_env, repr=False)
+    restarts: int = 0
 
     @property
     def url(self) -> str:
@@ -176,6 +188,17 @@ class ConnectServer:
         """Wait until the server accepts connections; fail with its log if it exits or takes too long."""
         _wait_until(lambda: _accepts_connections(self.port), [self.process], self.process.name, self.timeout)
         return self
+
+    def restart(self) -> ConnectServer:
+        """Stop the server and start it again on the same port with the same settings; wait until it is ready.
+
+        The new server knows none of the old one's sessions. Its log is a new file next to the first one.
+        """
+        self.process.stop()
+        self.restarts += 1
+        log = self.process.log.with_name(f"connect-server-{self.port}-restart-{self.restarts}.log")
+        self.process = ManagedProcess.start(self.process.name, self.args, log, self.env)
+        return self.wait_ready()
 
 
 def _connect_server_jars() -> list[str]:
@@ -191,7 +214,11 @@ def _connect_server_jars() -> list[str]:
 
 
 def _start_connect_server(
-    log_dir: Path, jars: Sequence[str], conf: Mapping[str, str] | None, timeout: float
+    log_dir: Path,
+    jars: Sequence[str],
+    conf: Mapping[str, str] | None,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
 ) -> ConnectServer:
     port = free_port()
     settings = {
@@ -219,10 +246,11 @@ def _start_connect_server(
         args += ["--jars", ",".join(jars)]
     for key, value in settings.items():
         args += ["--conf", f"{key}={value}"]
+    environment = spark_env(env)
     process = ManagedProcess.start(
-        f"Spark Connect server on port {port}", args, log_dir / f"connect-server-{port}.log", spark_env()
+        f"Spark Connect server on port {port}", args, log_dir / f"connect-server-{port}.log", environment
     )
-    return ConnectServer(port, process, timeout)
+    return ConnectServer(port, process, timeout, args, environment)
 
 
 @contextmanager
@@ -232,6 +260,7 @@ def connect_servers(
     conf: Mapping[str, str] | None = None,
     timeout: float = 180.0,
     wait: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[list[ConnectServer]]:
     """Run Spark Connect servers (``local[2]`` each) for the duration of the ``with`` block.
 
@@ -250,12 +279,15 @@ def connect_servers(
     wait : bool
         Wait for every server before entering the block. Without, call ``wait_ready`` before using one:
         the caller can do other work while the servers start.
+    env : mapping, optional
+        More environment variables for every server (e.g. ``SHORT_LIVED_JVM``).
     """
     with ExitStack() as stack:
         servers = []
         for jars in jar_sets:
-            server = _start_connect_server(log_dir, jars, conf, timeout)
-            stack.callback(server.process.stop)
+            server = _start_connect_server(log_dir, jars, conf, timeout, env)
+            # The server's process at the end of the block: after a restart, not the one started here.
+            stack.callback(lambda server=server: server.process.stop())
             servers.append(server)
         if wait:
             for server in servers:
@@ -269,10 +301,33 @@ def connect_server(
     jars: Sequence[str] = (),
     conf: Mapping[str, str] | None = None,
     timeout: float = 180.0,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[ConnectServer]:
     """Run one Spark Connect server, ready, for the duration of the ``with`` block; see ``connect_servers``."""
-    with connect_servers(log_dir, [jars], conf, timeout) as (server,):
+    with connect_servers(log_dir, [jars], conf, timeout, env=env) as (server,):
         yield server
+
+
+#: The variable through which a process's PySpark is in Spark Connect mode.
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+
+
+@contextmanager
+def connect_mode() -> Iterator[None]:
+    """Restore this process's PySpark mode after the block, in which it creates Spark Connect sessions.
+
+    Creating a Connect session sets ``SPARK_CONNECT_MODE_ENABLED`` in ``os.environ``, after which
+    ``pyspark.sql.functions`` build Connect columns, which classic DataFrames reject (tests/test_connect.py).
+    Sessions made in the block are for the block: stop them before it ends.
+    """
+    before = os.environ.get(CONNECT_MODE)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(CONNECT_MODE, None)
+        else:
+            os.environ[CONNECT_MODE] = before
 
 
 def _get_json(url: str) -> Any:
@@ -282,12 +337,15 @@ def _get_json(url: str) -> Any:
 
 @dataclass
 class StandaloneCluster:
-    """A running standalone cluster: one master and its workers."""
+    """A running standalone cluster: one master and its workers (``processes``: the master, then each worker)."""
 
     port: int
     webui_port: int
     worker_webui_ports: list[int]
     processes: list[ManagedProcess]
+    #: The command and environment that started each worker, for ``restart_worker``.
+    worker_commands: list[tuple[list[str], dict[str, str]]] = field(default_factory=list, repr=False)
+    worker_restarts: int = 0
 
     @property
     def master_url(self) -> str:
@@ -310,6 +368,29 @@ class StandaloneCluster:
             return 0
         return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
+    def kill_worker(self, i: int) -> None:
+        """SIGKILL worker ``i`` and everything it started (its executors and their Python workers) at once.
+
+        Nothing shuts down cleanly: the master and the applications learn of the loss from dropped connections.
+        """
+        worker = self.processes[i + 1]
+        _signal_group(worker.popen.pid, signal.SIGKILL)
+        worker.stop()
+
+    def restart_worker(self, i: int) -> ManagedProcess:
+        """Start worker ``i`` again (same host, web UI port and work directory; a new log) after ``kill_worker``.
+
+        It registers with the master as a new worker, on which the master places executors again.
+        """
+        old = self.processes[i + 1]
+        if old.popen.poll() is None:
+            raise RuntimeError(f"{old.name} is still running: kill_worker({i}) first")
+        self.worker_restarts += 1
+        args, env = self.worker_commands[i]
+        log = old.log.with_name(f"worker-{i}-restart-{self.worker_restarts}.log")
+        self.processes[i + 1] = ManagedProcess.start(old.name, args, log, env)
+        return self.processes[i + 1]
+
 
 @contextmanager
 def standalone_cluster(
@@ -318,6 +399,8 @@ def standalone_cluster(
     worker_cores: int = 1,
     worker_memory: str = "1g",
     timeout: float = 180.0,
+    worker_hosts: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[StandaloneCluster]:
     """Run a standalone master and ``workers`` workers for the duration of the ``with`` block.
 
@@ -330,11 +413,21 @@ def standalone_cluster(
         How many workers, and the cores and memory each offers to executors.
     timeout : float
         Seconds to wait until every worker is registered with the master.
+    worker_hosts : sequence of str, optional
+        The loopback address each worker (and so its executors) binds, ``127.0.0.1`` for all by default.
+        Distinct addresses are distinct hosts to Spark, which speculation needs: it never runs a copy of a
+        task on a host where the task already runs. Web UIs stay on ``127.0.0.1``.
+    env : mapping, optional
+        More environment variables for the master and the workers, and so the executors (e.g.
+        ``SHORT_LIVED_JVM``).
     """
     spark_class = os.path.join(spark_home(), "bin", "spark-class")
-    env = spark_env()
+    env = spark_env(env)
     port, webui_port = free_port(), free_port()
     worker_webui_ports = [free_port() for _ in range(workers)]
+    hosts = list(worker_hosts or [LOOPBACK] * workers)
+    if len(hosts) != workers or not all(h.startswith("127.") for h in hosts):
+        raise ValueError(f"worker_hosts must be {workers} loopback addresses, got {hosts}")
     with ExitStack() as stack:
         master = ManagedProcess.start(
             "standalone master",
@@ -354,32 +447,31 @@ def standalone_cluster(
         # The stack stops processes in reverse order: workers (and their executors) first, then the master.
         stack.callback(master.stop)
         processes = [master]
-        for i, worker_webui_port in enumerate(worker_webui_ports):
+        worker_commands = []
+        for i, (host, worker_webui_port) in enumerate(zip(hosts, worker_webui_ports)):
             worker_dir = work_dir / f"worker-{i}"
             worker_dir.mkdir(parents=True, exist_ok=True)
-            worker = ManagedProcess.start(
-                f"standalone worker {i}",
-                [
-                    spark_class,
-                    "org.apache.spark.deploy.worker.Worker",
-                    f"spark://{LOOPBACK}:{port}",
-                    "--host",
-                    LOOPBACK,
-                    "--cores",
-                    str(worker_cores),
-                    "--memory",
-                    worker_memory,
-                    "--webui-port",
-                    str(worker_webui_port),
-                    "--work-dir",
-                    str(worker_dir),
-                ],
-                work_dir / f"worker-{i}.log",
-                env,
-            )
-            stack.callback(worker.stop)
+            args = [
+                spark_class,
+                "org.apache.spark.deploy.worker.Worker",
+                f"spark://{LOOPBACK}:{port}",
+                "--host",
+                host,
+                "--cores",
+                str(worker_cores),
+                "--memory",
+                worker_memory,
+                "--webui-port",
+                str(worker_webui_port),
+                "--work-dir",
+                str(worker_dir),
+            ]
+            worker = ManagedProcess.start(f"standalone worker {i}", args, work_dir / f"worker-{i}.log", env)
+            # The worker's process at the end of the block: after restart_worker, not the one started here.
+            stack.callback(lambda i=i: processes[i + 1].stop())
             processes.append(worker)
-        cluster = StandaloneCluster(port, webui_port, worker_webui_ports, processes)
+            worker_commands.append((args, env))
+        cluster = StandaloneCluster(port, webui_port, worker_webui_ports, processes, worker_commands)
         _wait_until(
             lambda: cluster.alive_workers() >= workers,
             processes,
