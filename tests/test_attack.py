@@ -396,3 +396,29 @@ def test_hmac_without_its_secret_names_the_conf(spark):
     df = spark.createDataFrame([("a",)], "s STRING")
     with pytest.raises(Exception, match=r"spark\.hashexpr\.secret\.absent"):
         df.selectExpr("record_key_with('algorithm=hmac-sha256; secret=absent', s)").collect()
+
+
+# --- fingerprints: the additive default collides, lthash16 does not ----------------------------------------
+
+
+def test_crafted_rows_forge_the_default_fingerprint_not_lthash16(spark):
+    """Two tables that differ in one row, crafted to collide under ``record_hash``: one default fingerprint
+    (the murmur3 sum cannot tell them apart), two lthash16 fingerprints, keyed or not, each the reference's."""
+    rng = random.Random(8)
+    target = Target("record_hash(s)", key=False)
+    s, t = colliding_strings(b"order-", b"-paid", target.offset, rng)
+    common = [f"order-{i}" for i in range(50)]
+    tables = [spark.createDataFrame([(v,) for v in [*common, x]], "s STRING") for x in (s, t)]
+    default = [hx.dataset_fingerprint(df) for df in tables]
+    assert default[0] == default[1]
+    for options in ({"algorithm": "lthash16"}, {"algorithm": "lthash16", "secret": SECRET_NAME}):
+        secure = [hx.dataset_fingerprint(df, **options) for df in tables]
+        assert secure[0] != secure[1], options
+        key = {"key": SECRET} if "secret" in options else {}
+        expected = [
+            reference.dataset_fingerprint(
+                [(v,) for v in [*common, x]], ["s"], [STRING], algorithm="lthash16", **key
+            )
+            for x in (s, t)
+        ]
+        assert secure == expected, options

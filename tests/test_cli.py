@@ -139,6 +139,10 @@ def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
             "diff sha256": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id", "--algorithm", "sha256"],
             "hmac no key": ["hash", inputs["parquet"], "--out", outputs / "z", "--algorithm", "hmac-sha256",
                             "--secret", "absent"],
+            "fingerprint lthash16 hmac": ["fingerprint", inputs["parquet"], "--algorithm", "lthash16",
+                                          "--secret", "cli.pii"],
+            "fingerprint lthash16 expects murmur3": ["fingerprint", inputs["parquet"], "--algorithm", "lthash16",
+                                                     "--expect", "hx1:" + "0" * 64],
         },
         outputs,
         extra_env={"HASHEXPR_SECRET_CLI_PII": CLI_SECRET},
@@ -247,6 +251,18 @@ def test_hash_with_hmac_reads_the_key_from_the_environment_and_never_prints_it(s
     assert _one_error_line(runs["hmac no key"]) == (
         "--secret absent: set the environment variable HASHEXPR_SECRET_ABSENT to the key "
         "(or pass --conf spark.hashexpr.secret.absent=...)"
+    )
+
+
+def test_fingerprint_lthash16_with_a_secret_from_the_environment(spark, inputs, runs):
+    import hashexpr as hx
+
+    expected = hx.dataset_fingerprint(spark.read.parquet(str(inputs["parquet"])), "lthash16", secret="cli.pii")
+    assert expected.startswith("hx1-lthash16-hmac:")
+    assert _ok(runs["fingerprint lthash16 hmac"]).splitlines() == [expected]
+    assert _one_error_line(runs["fingerprint lthash16 expects murmur3"]) == (
+        "--expect is a fingerprint starting 'hx1:', which this command computes with no --algorithm; "
+        "it computes one starting 'hx1-lthash16:'"
     )
 
 

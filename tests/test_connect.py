@@ -256,6 +256,27 @@ def test_sha256_and_hmac_over_connect_on_client_side_rows(remote: SparkSession) 
         remote.conf.unset("spark.hashexpr.secret.client")
 
 
+def test_lthash16_fingerprint_over_connect_on_client_side_rows(remote: SparkSession) -> None:
+    """The lthash16 fingerprint, plain and keyed with the server's secret, of client-side rows (and of each
+    group) equals the reference's."""
+    rows = [(i, None if i % 3 == 0 else f"user{i}@example.com") for i in range(40)]
+    df = remote.createDataFrame(rows, "id INT, email STRING")
+    types = [IntegerType(), StringType()]
+    assert hx.dataset_fingerprint(df, algorithm="lthash16") == reference.dataset_fingerprint(
+        rows, ["id", "email"], types, algorithm="lthash16"
+    )
+    keyed = hx.dataset_fingerprint(df, algorithm="lthash16", secret=SERVER_SECRET[0])
+    assert keyed == reference.dataset_fingerprint(
+        rows, ["id", "email"], types, algorithm="lthash16", key=SERVER_SECRET[1]
+    )
+    groups = hx.fingerprints_by(df.withColumn("g", F.col("id") % 2), "g", algorithm="lthash16").collect()
+    for g in groups:
+        subset = [(i, e, i % 2) for i, e in rows if i % 2 == g.g]
+        assert g.fingerprint == reference.dataset_fingerprint(
+            subset, ["id", "email", "g"], [*types, IntegerType()], algorithm="lthash16"
+        )
+
+
 def test_unknown_column_is_sparks_analysis_exception(remote: SparkSession) -> None:
     """A misspelt column is reported by Spark's analyzer, not mistaken for a missing jar."""
     df = remote.table(VIEW)

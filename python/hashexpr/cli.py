@@ -34,7 +34,12 @@ from hashexpr import names as hnames
 from hashexpr import sources as hsources
 from hashexpr.cli_session import PROG
 from hashexpr.errors import SchemaMismatchError
-from hashexpr.fingerprint import FINGERPRINT_COLUMN
+from hashexpr.fingerprint import (
+    FINGERPRINT_COLUMN,
+    _check_fingerprint_options,
+    _fingerprint_column,
+    fingerprint_prefix,
+)
 from hashexpr.functions import _hash_options
 
 if TYPE_CHECKING:
@@ -323,19 +328,19 @@ def _session(args: argparse.Namespace, formats: Sequence[str]) -> AbstractContex
     return cli_session.spark_session(args.master, args.conf, formats, args.verbose)
 
 
-def _add_algorithm(parser: argparse.ArgumentParser) -> None:
+def _add_algorithm(
+    parser: argparse.ArgumentParser,
+    choices: Sequence[str] = ("murmur3", "sha256", "hmac-sha256"),
+    help: str = "murmur3 (default, 16 bytes), sha256 (32 bytes, resists crafted collisions) or hmac-sha256 "
+    "(32 bytes, keyed: for personal data)",
+    keyed: str = "hmac-sha256",
+) -> None:
     group = parser.add_argument_group("hash algorithm (docs/SECURITY.md)")
-    group.add_argument(
-        "--algorithm",
-        choices=("murmur3", "sha256", "hmac-sha256"),
-        default="murmur3",
-        help="murmur3 (default, 16 bytes), sha256 (32 bytes, resists crafted collisions) or hmac-sha256 (32 "
-        "bytes, keyed: for personal data)",
-    )
+    group.add_argument("--algorithm", choices=choices, default="murmur3", help=help)
     group.add_argument(
         "--secret",
         metavar="NAME",
-        help="with hmac-sha256: the key's name; the key is read from the environment variable "
+        help=f"with {keyed}: the key's name; the key is read from the environment variable "
         "HASHEXPR_SECRET_<NAME> (upper case, other characters as _) or a --conf spark.hashexpr.secret.<NAME>, "
         "never from the command line",
     )
@@ -345,9 +350,12 @@ def _secret_env(name: str) -> str:
     return "HASHEXPR_SECRET_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
 
 
-def _hashing(args: argparse.Namespace) -> dict[str, Any]:
-    """The algorithm keywords of ``args``, checked before Spark starts; the secret goes to the Spark conf."""
-    _hash_options(args.algorithm, args.secret)
+def _hashing(
+    args: argparse.Namespace, check: Callable[[str, str | None], Any] = _hash_options
+) -> dict[str, Any]:
+    """The algorithm keywords of ``args``, checked by ``check`` before Spark starts; the secret goes to the
+    Spark conf."""
+    check(args.algorithm, args.secret)
     if args.algorithm == "murmur3":
         return {}
     if args.secret is not None:
@@ -547,7 +555,7 @@ def _count_distinct(written: DataFrame, columns: Sequence[str]) -> dict[str, int
 
 # --- hashexpr fingerprint ----------------------------------------------------------------------------------
 
-_FINGERPRINT = re.compile(r"hx1:[0-9a-f]{64}", re.IGNORECASE)
+_FINGERPRINT = re.compile(r"hx1(-lthash16(-hmac)?)?:[0-9a-f]{64}", re.IGNORECASE)
 
 
 def _add_fingerprint(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -578,6 +586,13 @@ def _add_fingerprint(commands: argparse._SubParsersAction, common: argparse.Argu
     parser.add_argument(
         "--expect", metavar="hx1:...", help="exit with status 1 unless the fingerprint is this one"
     )
+    _add_algorithm(
+        parser,
+        ("murmur3", "lthash16"),
+        "murmur3 (default: the sum of the rows' hashes, against accidents) or lthash16 (LtHash16 of SHA-256 row "
+        "hashes: no one can forge it; slower)",
+        keyed="lthash16",
+    )
     parser.set_defaults(run=_run_fingerprint)
 
 
@@ -588,12 +603,21 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
     excluded = _parse_columns(args.exclude, "--exclude")
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 or more, not {args.limit}")
+    hashing = _hashing(args, _check_fingerprint_options)
     if args.expect is not None:
         if by:
             raise ValueError("--expect checks the fingerprint of the whole input: it cannot go with --by")
         if not _FINGERPRINT.fullmatch(args.expect):
             raise ValueError(
                 f"--expect takes a fingerprint as printed, hx1: and 64 hex digits; got {args.expect!r}"
+            )
+        prefix = fingerprint_prefix(args.algorithm, args.secret)
+        given = args.expect[: args.expect.index(":") + 1].lower()
+        if given != prefix:
+            needs = {"hx1:": "no --algorithm", "hx1-lthash16:": "--algorithm lthash16 without --secret"}
+            raise ValueError(
+                f"--expect is a fingerprint starting {given!r}, which this command computes with "
+                f"{needs.get(given, '--algorithm lthash16 --secret NAME')}; it computes one starting {prefix!r}"
             )
     if args.out and not by:
         raise ValueError("--out writes one fingerprint per group: add --by")
@@ -609,9 +633,9 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
             df = df.select(*map(hnames.column, columns))
         report: dict[str, Any] = {"input": src.as_dict(), "columns": columns}
         if not by:
-            outcome = _whole_fingerprint(df, args.expect)
+            outcome = _whole_fingerprint(df, args.expect, hashing)
         else:
-            outcome = _group_fingerprints(spark, df, resolve_columns(df.columns, by), args, out_fmt)
+            outcome = _group_fingerprints(spark, df, resolve_columns(df.columns, by), args, out_fmt, hashing)
         time_zone = _time_zone(spark, [src])
     outcome.summary = [("input", src.label()), *outcome.summary]
     if time_zone:
@@ -622,9 +646,9 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
     return outcome
 
 
-def _whole_fingerprint(df: DataFrame, expect: str | None) -> Outcome:
+def _whole_fingerprint(df: DataFrame, expect: str | None, hashing: dict[str, Any]) -> Outcome:
     # One job for both: the count and the fingerprint are two aggregates of the same scan.
-    fingerprint_of_all = F.call_function("dataset_fingerprint", F.col("*"))
+    fingerprint_of_all = _fingerprint_column([F.col("*")], **hashing)
     row = df.agg(F.count(F.lit(1)).alias("rows"), fingerprint_of_all.alias("fp")).first()
     rows, fingerprint = int(row["rows"]), row["fp"]
     outcome = Outcome(
@@ -642,9 +666,14 @@ def _whole_fingerprint(df: DataFrame, expect: str | None) -> Outcome:
 
 
 def _group_fingerprints(
-    spark: SparkSession, df: DataFrame, groups: list[str], args: argparse.Namespace, out_fmt: str | None
+    spark: SparkSession,
+    df: DataFrame,
+    groups: list[str],
+    args: argparse.Namespace,
+    out_fmt: str | None,
+    hashing: dict[str, Any],
 ) -> Outcome:
-    fingerprints = hx.fingerprints_by(df, *groups)
+    fingerprints = hx.fingerprints_by(df, *groups, **hashing)
     if args.out:
         hio.write(fingerprints, args.out, out_fmt, args.mode)
         count = hio.read(spark, args.out, out_fmt, fingerprints.schema).count()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.functions import ColumnOrName, _require
+from hashexpr.functions import _SECRET_NAME, ColumnOrName, _require
 from hashexpr.names import column, resolve
 from hashexpr.spark_types import is_column
 
@@ -16,8 +17,48 @@ if TYPE_CHECKING:
 #: The name of the fingerprint column that :func:`fingerprints_by` adds.
 FINGERPRINT_COLUMN = "fingerprint"
 
+#: How rows are combined: the sum of their MurmurHash3 hashes, or the LtHash16 multiset hash of their SHA-256
+#: (with ``secret``, HMAC-SHA-256) hashes, which an adversary cannot forge (``docs/FORMAT.md``, section 11).
+FingerprintAlgorithm = Literal["murmur3", "lthash16"]
 
-def dataset_fingerprint(df: DataFrame) -> str:
+
+def _check_fingerprint_options(algorithm: str, secret: str | None) -> None:
+    """Refuse an unknown algorithm, or a secret that lthash16 does not go with or that is no conf name."""
+    if algorithm not in ("murmur3", "lthash16"):
+        raise ValueError(f"algorithm must be 'murmur3' or 'lthash16', got {algorithm!r}")
+    if secret is not None:
+        if algorithm != "lthash16":
+            raise ValueError("secret is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256); drop it")
+        if not _SECRET_NAME.fullmatch(secret):
+            raise ValueError(
+                f"secret must be a conf name made of letters, digits, '_', '.' and '-' (the key goes in "
+                f"the Spark conf spark.hashexpr.secret.<name>), got a {len(secret)}-character value"
+            )
+
+
+def fingerprint_prefix(algorithm: str = "murmur3", secret: str | None = None) -> str:
+    """The text a fingerprint of ``algorithm`` starts with: ``'hx1:'``, ``'hx1-lthash16:'`` or
+    ``'hx1-lthash16-hmac:'``."""
+    _check_fingerprint_options(algorithm, secret)
+    if algorithm == "murmur3":
+        return "hx1:"
+    return "hx1-lthash16-hmac:" if secret else "hx1-lthash16:"
+
+
+def _fingerprint_column(cols: list[Column], algorithm: str = "murmur3", secret: str | None = None) -> Column:
+    """``dataset_fingerprint(cols)``, or ``dataset_fingerprint_with(options, cols)`` for lthash16."""
+    _check_fingerprint_options(algorithm, secret)
+    if algorithm == "murmur3":
+        _require("dataset_fingerprint")
+        return F.call_function("dataset_fingerprint", *cols)
+    _require("dataset_fingerprint_with")
+    options = "algorithm=lthash16" + (f"; secret={secret}" if secret else "")
+    return F.call_function("dataset_fingerprint_with", F.lit(options), *cols)
+
+
+def dataset_fingerprint(
+    df: DataFrame, algorithm: FingerprintAlgorithm = "murmur3", secret: str | None = None
+) -> str:
     """Return the fingerprint of every row and column of ``df``.
 
     The value is ``'hx1:'`` and 64 hex digits: a SHA-256 over the row count, the sum (mod 2^128) of every row's
@@ -25,10 +66,20 @@ def dataset_fingerprint(df: DataFrame) -> str:
     depend on row order or partitioning; it changes when a value, a row, a duplicate row, a column name or a
     column type changes. One Spark job, no shuffle of the rows.
 
+    That sum guards against accidents, not against someone who controls rows: generalized-birthday attacks find
+    different tables with equal sums. ``algorithm='lthash16'`` resists them (``docs/SECURITY.md``): each row's
+    SHA-256 record hash is expanded into 1024 16-bit lanes, summed lane by lane (LtHash16, section 11), and
+    the value starts ``'hx1-lthash16:'``; with ``secret``, rows are hashed with HMAC-SHA-256 under the key in
+    ``spark.hashexpr.secret.<secret>`` and the value starts ``'hx1-lthash16-hmac:'``. It costs more per row.
+
     Parameters
     ----------
     df : :class:`~pyspark.sql.DataFrame`
         The data to fingerprint.
+    algorithm : str, optional
+        ``'murmur3'`` (the default) or ``'lthash16'``.
+    secret : str, optional
+        With ``'lthash16'``: the name of the secret whose key hashes the rows (never the key itself).
 
     Returns
     -------
@@ -44,12 +95,18 @@ def dataset_fingerprint(df: DataFrame) -> str:
     True
     >>> hx.dataset_fingerprint(a) == hx.dataset_fingerprint(a.union(a))
     False
+    >>> hx.dataset_fingerprint(a, algorithm="lthash16") == hx.dataset_fingerprint(b, algorithm="lthash16")
+    True
+    >>> hx.dataset_fingerprint(a, algorithm="lthash16")[:13]
+    'hx1-lthash16:'
     """
-    _require("dataset_fingerprint")
-    return df.agg(F.call_function("dataset_fingerprint", F.col("*"))).first()[0]
+    fingerprint = _fingerprint_column([F.col("*")], algorithm, secret)
+    return df.agg(fingerprint).first()[0]
 
 
-def fingerprints_by(df: DataFrame, *by: ColumnOrName) -> DataFrame:
+def fingerprints_by(
+    df: DataFrame, *by: ColumnOrName, algorithm: FingerprintAlgorithm = "murmur3", secret: str | None = None
+) -> DataFrame:
     """Return one fingerprint per group: the ``by`` columns and a ``fingerprint`` column.
 
     Each group's fingerprint is :func:`dataset_fingerprint` of that group's rows (every column of ``df``), so
@@ -62,6 +119,8 @@ def fingerprints_by(df: DataFrame, *by: ColumnOrName) -> DataFrame:
     by : :class:`~pyspark.sql.Column` or str
         One or more grouping columns or column names; a name is taken literally (``'a.b'`` is the column
         named ``a.b``), matched as Spark matches names.
+    algorithm, secret : str, optional
+        As for :func:`dataset_fingerprint`.
 
     Returns
     -------
@@ -81,8 +140,7 @@ def fingerprints_by(df: DataFrame, *by: ColumnOrName) -> DataFrame:
     for c in by:
         if not (is_column(c) or isinstance(c, str)):
             raise TypeError(f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}")
-    _require("dataset_fingerprint")
+    fingerprint = _fingerprint_column(list(map(column, df.columns)), algorithm, secret)
     named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
     groups = [column(next(named)) if isinstance(c, str) else c for c in by]
-    fingerprint = F.call_function("dataset_fingerprint", *map(column, df.columns))
     return df.groupBy(*groups).agg(fingerprint.alias(FINGERPRINT_COLUMN))

@@ -191,6 +191,10 @@ _KEY_RECORD = 0x82
 
 # Dataset fingerprints, docs/FORMAT.md section 5: the 20 ASCII bytes that start the digested stream.
 _FINGERPRINT_LABEL = b"hashexpr-fingerprint"
+# docs/FORMAT.md, section 11: the secure fingerprint.
+_LTHASH_LANES = 1024
+_LTHASH_ELEMENT_LABEL = b"hashexpr-lthash16"
+_LTHASH_LABEL = b"hashexpr-fingerprint-lthash16"
 
 
 # docs/FORMAT.md, section 10: the algorithms, and how a map's entries are combined while one is encoded.
@@ -805,7 +809,7 @@ def spark_type_string(dtype: DataType) -> str:
     return dtype.simpleString()
 
 
-def schema_hash(names: Sequence[str], types: Sequence[DataType]) -> bytes:
+def schema_hash(names: Sequence[str], types: Sequence[DataType], *, algorithm: str = "murmur3") -> bytes:
     """
     Returns ``SCHEMA`` of the fingerprint: the record hash of every column's name and type string.
 
@@ -816,12 +820,14 @@ def schema_hash(names: Sequence[str], types: Sequence[DataType]) -> bytes:
         unqualified text of any other expression).
     types : sequence of :class:`pyspark.sql.types.DataType`
         The column types, one per name.
+    algorithm : {'murmur3', 'sha256'}, optional
+        What the record is hashed with: ``'sha256'`` for the lthash16 fingerprint (section 11).
 
     Returns
     -------
     bytes
-        ``record_hash(name1, type1, ..., namen, typen)`` over ``2n`` STRING values (16 bytes), the
-        types written by :func:`spark_type_string`.
+        ``record_hash(name1, type1, ..., namen, typen)`` over ``2n`` STRING values (16 bytes, or 32 with
+        SHA-256), the types written by :func:`spark_type_string`.
 
     Examples
     --------
@@ -838,14 +844,20 @@ def schema_hash(names: Sequence[str], types: Sequence[DataType]) -> bytes:
     for name, dtype in zip(names, types):
         _check_type(dtype)
         strings += [name, spark_type_string(dtype)]
-    return record_hash(strings, [StringType()] * len(strings))
+    return record_hash(strings, [StringType()] * len(strings), algorithm=algorithm)
 
 
 def dataset_fingerprint(
-    rows: Iterable[Sequence[Any]], names: Sequence[str], types: Sequence[DataType]
+    rows: Iterable[Sequence[Any]],
+    names: Sequence[str],
+    types: Sequence[DataType],
+    *,
+    algorithm: str = "murmur3",
+    key: bytes | str | None = None,
 ) -> str:
     """
-    Returns the fingerprint of a table, as the aggregate ``dataset_fingerprint(c1, ..., cn)`` does.
+    Returns the fingerprint of a table, as the aggregate ``dataset_fingerprint(c1, ..., cn)`` does (or
+    ``dataset_fingerprint_with('algorithm=lthash16', c1, ..., cn)``).
 
     The fingerprint does not depend on the order of the rows; it changes with every value, every
     row (duplicates included), the row count, a column's name and a column's type (format section 5).
@@ -858,11 +870,18 @@ def dataset_fingerprint(
         The column names.
     types : sequence of :class:`pyspark.sql.types.DataType`
         The column types, one per name.
+    algorithm : {'murmur3', 'lthash16'}, optional
+        The sum of the rows' MurmurHash3 hashes (section 5), or the LtHash16 of their SHA-256 hashes
+        (section 11).
+    key : bytes or str, optional
+        With ``'lthash16'`` only: rows are hashed with HMAC-SHA-256 under this key, the bytes of
+        ``spark.hashexpr.secret.<name>`` (``secret=<name>`` in Spark).
 
     Returns
     -------
     str
-        ``'hx1:'`` and the 64 lowercase hex digits of the SHA-256 digest.
+        ``'hx1:'`` (``'hx1-lthash16:'``, ``'hx1-lthash16-hmac:'``) and the 64 lowercase hex digits of the SHA-256
+        digest.
 
     Examples
     --------
@@ -875,12 +894,20 @@ def dataset_fingerprint(
     >>> dataset_fingerprint([(1, "a")], ["id", "s"], types) == dataset_fingerprint(
     ...     [(1, "a"), (1, "a")], ["id", "s"], types)
     False
+    >>> dataset_fingerprint([], ["id"], [LongType()], algorithm="lthash16")
+    'hx1-lthash16:a92a34e4dc0b7461bf7259827450afff30c62ed4b133e4272d0f3c8828f2203e'
     """
     names = list(names)
     if not names:
         raise ValueError("dataset_fingerprint needs at least one column, as Spark's dataset_fingerprint does")
-    schema = schema_hash(names, types)
+    if algorithm not in ("murmur3", "lthash16"):
+        raise ValueError(f"algorithm must be 'murmur3' or 'lthash16', got {algorithm!r}")
+    if key is not None and algorithm != "lthash16":
+        raise ValueError("key is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256)")
     types = list(types)
+    if algorithm == "lthash16":
+        return _lthash_fingerprint(rows, names, types, key)
+    schema = schema_hash(names, types)
     count = 0
     total = 0
     for row in rows:
@@ -894,6 +921,41 @@ def dataset_fingerprint(
         + (total % 2**128).to_bytes(16, "little")
     )
     return f"hx{FORMAT_VERSION}:{digest.hexdigest()}"
+
+
+def lthash16_lanes(element: bytes) -> list[int]:
+    """
+    Returns the 1024 16-bit lanes of LtHash16 for one element, a 32-byte row hash (format section 11).
+
+    Examples
+    --------
+    >>> lanes = lthash16_lanes(bytes(32))
+    >>> len(lanes), all(0 <= lane < 2**16 for lane in lanes)
+    (1024, True)
+    """
+    if len(element) != 32:
+        raise ValueError(f"an LtHash16 element is a 32-byte digest, not {len(element)} bytes")
+    expanded = b"".join(
+        hashlib.sha256(_LTHASH_ELEMENT_LABEL + element + _u32(i)).digest() for i in range(_LTHASH_LANES // 16)
+    )
+    return list(struct.unpack(f"<{_LTHASH_LANES}H", expanded))
+
+
+def _lthash_fingerprint(
+    rows: Iterable[Sequence[Any]], names: list[str], types: list[DataType], key: bytes | str | None
+) -> str:
+    schema = schema_hash(names, types, algorithm="sha256")
+    algorithm = "sha256" if key is None else "hmac-sha256"
+    state = [0] * _LTHASH_LANES
+    count = 0
+    for row in rows:
+        lanes = lthash16_lanes(record_hash(row, types, algorithm=algorithm, key=key))
+        state = [(a + b) & 0xFFFF for a, b in zip(state, lanes)]
+        count += 1
+    body = _i64(count) + struct.pack(f"<{_LTHASH_LANES}H", *state)
+    digest = hashlib.sha256(_LTHASH_LABEL + _u8(FORMAT_VERSION) + schema + body).hexdigest()
+    prefix = "lthash16" if key is None else "lthash16-hmac"
+    return f"hx{FORMAT_VERSION}-{prefix}:{digest}"
 
 
 def _murmur3(data: bytes) -> bytes:

@@ -34,6 +34,7 @@ public final class HashExprExtensions implements SparkSessionExtensionsProvider 
     {"record_key", "io.hashexpr.RecordKey"},
     {"record_key_with", "io.hashexpr.RecordKeyWith"},
     {"dataset_fingerprint", "io.hashexpr.DatasetFingerprint"},
+    {"dataset_fingerprint_with", "io.hashexpr.DatasetFingerprintWith"},
     {"diff_buckets", "io.hashexpr.DiffBuckets"},
     {"row_position", "io.hashexpr.RowPosition"}
   };

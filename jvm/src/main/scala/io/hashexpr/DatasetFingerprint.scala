@@ -78,9 +78,12 @@ case class DatasetFingerprint(children: Seq[Expression], names: Seq[String]) ext
 object DatasetFingerprint {
   val Name = "dataset_fingerprint"
 
-  /** The record hash of the arguments' names and canonical type strings, in order (docs/FORMAT.md, section 5). */
-  def schemaHash(names: Seq[String], types: Seq[DataType]): Array[Byte] = {
-    val encoder = new CanonicalEncoder
+  /**
+   * The record hash of the arguments' names and canonical type strings, in order (docs/FORMAT.md, section 5),
+   * hashed by `encoder` (section 11: SHA-256 for the lthash16 fingerprint).
+   */
+  def schemaHash(
+      names: Seq[String], types: Seq[DataType], encoder: CanonicalEncoder = new CanonicalEncoder): Array[Byte] = {
     encoder.beginRecord(names.length * 2)
     names.zip(types).foreach { case (name, dt) =>
       encoder.putString(UTF8String.fromString(name))
@@ -162,8 +165,12 @@ object FingerprintDigest {
     sha.update(CanonicalEncoder.FORMAT_VERSION.toByte)
     sha.update(schema)
     sha.update(tail.array())
-    val digest = sha.digest()
-    val out = new java.lang.StringBuilder(Prefix.length + 2 * digest.length).append(Prefix)
+    hex(Prefix, sha.digest())
+  }
+
+  /** `prefix` followed by `digest` in lowercase hex. */
+  def hex(prefix: String, digest: Array[Byte]): String = {
+    val out = new java.lang.StringBuilder(prefix.length + 2 * digest.length).append(prefix)
     digest.foreach(b => out.append(Hex((b >> 4) & 0xf)).append(Hex(b & 0xf)))
     out.toString
   }

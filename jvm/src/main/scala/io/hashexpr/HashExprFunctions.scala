@@ -21,6 +21,7 @@ object HashExprFunctions {
     describe[RecordKey](RecordKey.Name),
     describe[RecordKeyWith](RecordKeyWith.Name),
     describe[DatasetFingerprint](DatasetFingerprint.Name),
+    describe[DatasetFingerprintWith](DatasetFingerprintWith.Name),
     describe[DiffBuckets](DiffBuckets.Name),
     describe[RowPosition](RowPosition.Name))
 

@@ -92,4 +92,130 @@ class DatasetFingerprintSuite extends SparkSuite {
     val e = intercept[org.apache.spark.sql.AnalysisException](spark.sql("SELECT dataset_fingerprint()").collect())
     assert(e.getMessage.contains("`dataset_fingerprint` needs at least one argument"))
   }
+
+  // --- dataset_fingerprint_with ---------------------------------------------------------------------------------
+
+  private def fingerprintWith(options: String, df: DataFrame): String =
+    df.selectExpr(s"dataset_fingerprint_with('$options', *)").collect().head.getString(0)
+
+  private def le(count: Long): Array[Byte] =
+    ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(count).array()
+
+  /**
+   * The lthash16 fingerprint as docs/FORMAT.md section 11 defines it, from each row's record_hash_with (SHA-256 or
+   * HMAC-SHA-256), expanded and summed here with the JDK's SHA-256.
+   */
+  private def lthashFromSpec(df: DataFrame, rowOptions: String, prefix: String, names: Seq[String],
+      types: Seq[String]): String = {
+    val rows = df.selectExpr(s"record_hash_with('$rowOptions', *)").collect().map(_.getAs[Array[Byte]](0))
+    val lanes = new Array[Int](1024)
+    val sha = MessageDigest.getInstance("SHA-256")
+    rows.foreach { element =>
+      (0 until 64).foreach { block =>
+        sha.update("hashexpr-lthash16".getBytes("US-ASCII"))
+        sha.update(element)
+        sha.update(Array[Byte](block.toByte, 0, 0, 0))
+        val out = sha.digest()
+        (0 until 16).foreach { i =>
+          val lane = (out(2 * i) & 0xff) | (out(2 * i + 1) & 0xff) << 8
+          lanes(block * 16 + i) = (lanes(block * 16 + i) + lane) & 0xffff
+        }
+      }
+    }
+    val schemaArgs = names.zip(types).flatMap { case (n, t) => Seq(s"'$n'", s"'$t'") }.mkString(", ")
+    val schema = one(s"SELECT record_hash_with('algorithm=sha256', $schemaArgs)").getAs[Array[Byte]](0)
+    sha.update("hashexpr-fingerprint-lthash16".getBytes("US-ASCII"))
+    sha.update(1.toByte)
+    sha.update(schema)
+    sha.update(le(rows.length.toLong))
+    sha.update(lanes.flatMap(l => Array(l.toByte, (l >> 8).toByte)))
+    prefix + sha.digest().map(b => f"${b & 0xff}%02x").mkString
+  }
+
+  private val names = Seq("id", "s", "d", "m", "st")
+  private val types = Seq("bigint", "string", "double", "map<bigint,array<bigint>>", "struct<`a`:bigint,`b`:date>")
+
+  test("dataset_fingerprint_with lthash16 equals the specification, keyed and not, empty or not") {
+    val small = data.where("id < 700")
+    Seq(small, small.limit(0)).foreach { df =>
+      assert(fingerprintWith("algorithm=lthash16", df) ==
+        lthashFromSpec(df, "algorithm=sha256", "hx1-lthash16:", names, types))
+      assert(fingerprintWith("algorithm=lthash16; secret=suite", df) ==
+        lthashFromSpec(df, "algorithm=hmac-sha256; secret=suite", "hx1-lthash16-hmac:", names, types))
+    }
+  }
+
+  test("dataset_fingerprint_with: murmur3 is dataset_fingerprint; lthash16 ignores order, partitions and modes") {
+    assert(fingerprintWith("algorithm=murmur3", data) == fingerprint(data))
+    assert(fingerprintWith("", data) == fingerprint(data))
+    Seq("algorithm=lthash16", "algorithm=lthash16; secret=suite", "algorithm=murmur3").foreach { options =>
+      val expected = fingerprintWith(options, data)
+      SparkSuite.Modes.foreach { m =>
+        inMode(m) {
+          assert(fingerprintWith(options, data.orderBy(org.apache.spark.sql.functions.rand(5))) == expected, m.name)
+          assert(fingerprintWith(options, data.repartition(9)) == expected, m.name)
+          assert(fingerprintWith(options, data.coalesce(1)) == expected, m.name)
+        }
+      }
+    }
+  }
+
+  test("dataset_fingerprint_with lthash16 changes with a value, a row, a duplicate, a column name or a type") {
+    val small = data.where("id < 1000")
+    val base = fingerprintWith("algorithm=lthash16", small)
+    val changes = Seq(
+      "a value" -> small.selectExpr("IF(id = 42, id + 1, id) AS id", "s", "d", "m", "st"),
+      "a removed row" -> small.where("id <> 42"),
+      "a duplicate" -> small.union(small.where("id = 42")),
+      "a column name" -> small.withColumnRenamed("s", "t"),
+      "a type" -> small.selectExpr("CAST(id AS INT) AS id", "s", "d", "m", "st"),
+      "the key" -> null)
+    val results = changes.map {
+      case (what, null) => what -> fingerprintWith("algorithm=lthash16; secret=suite", small)
+      case (what, df) => what -> fingerprintWith("algorithm=lthash16", df)
+    }
+    results.foreach { case (what, fp) => assert(fp != base, s"$what did not change the fingerprint") }
+    assert(results.map(_._2).distinct.size == results.size)
+  }
+
+  test("dataset_fingerprint_with per group, with hash and sort-based aggregation, equals each group alone") {
+    data.createOrReplaceTempView("fpw_data")
+    def grouped: Map[Long, String] = spark.sql(
+      "SELECT id % 50 AS k, dataset_fingerprint_with('algorithm=lthash16', id, s) FROM fpw_data GROUP BY id % 50")
+      .collect().map(r => r.getLong(0) -> r.getString(1)).toMap
+    val hashed = grouped
+    // Past this many groups, an object hash aggregate falls back to sorting its rows (and merging sorted states).
+    val sorted = withConf("spark.sql.objectHashAggregate.sortBased.fallbackThreshold" -> "2") { grouped }
+    assert(hashed == sorted && hashed.size == 50)
+    Seq(0L, 17L, 49L).foreach { k =>
+      assert(hashed(k) ==
+        one("SELECT dataset_fingerprint_with('algorithm=lthash16', id, s) FROM fpw_data " +
+          s"WHERE id % 50 = $k").getString(0))
+    }
+  }
+
+  test("dataset_fingerprint_with refuses bad options, a missing secret and types record_hash refuses") {
+    def failure(sql: String): String =
+      intercept[org.apache.spark.sql.AnalysisException](spark.sql(sql).collect()).getMessage
+    data.limit(3).createOrReplaceTempView("fpw_opts")
+    Seq(
+      "'algorithm=sha256'" -> "generalized-birthday attacks",
+      "'algorithm=lthash8'" -> "option 'algorithm=lthash8' with a missing or unknown value",
+      "'secret=suite'" -> "only lthash16 takes a secret",
+      "'algorithm=lthash16; algorithm=lthash16'" -> "option 'algorithm' given twice",
+      "'salt=x'" -> "unknown option 'salt=x'",
+      "'algorithm=lthash16; secret=nope'" -> "the secret 'nope' is not set",
+      "'algorithm=lthash16; secret=blank'" -> "the secret 'blank' is empty",
+      "CAST(NULL AS STRING)" -> "a constant options string, not NULL",
+      "s" -> "a constant options string").foreach { case (options, message) =>
+      val e = failure(s"SELECT dataset_fingerprint_with($options, id) FROM fpw_opts")
+      assert(e.contains("dataset_fingerprint_with") && e.contains(message), e)
+    }
+    assert(failure("SELECT dataset_fingerprint_with('algorithm=lthash16') FROM fpw_opts")
+      .contains("`dataset_fingerprint_with` needs at least one argument"))
+    if (LineFeatures.variant) {
+      assert(failure("SELECT dataset_fingerprint_with('algorithm=lthash16', parse_json('1')) FROM fpw_opts")
+        .contains("cannot hash"))
+    }
+  }
 }
