@@ -344,14 +344,30 @@ def _pyspark_errors() -> Iterator[list[logging.LogRecord]]:
             logger.removeHandler(handler)
 
 
+def _server_errors(log: str) -> list[str]:
+    """The ERROR lines of a Connect server's log, without Spark's own logging of a finished stream's sender.
+
+    Spark 4.2's server can log ``RPC error during: async-grpc-response-sender`` with
+    ``INVALID_CURSOR.DISCONNECTED`` when a client releases an execution whose results it has all received while
+    the sender thread is still waking up: a race inside Spark Connect that no query's result depends on.
+    """
+    lines = log.splitlines()
+    return [
+        line
+        for line, after in zip(lines, [*lines[1:], ""])
+        if " ERROR " in line
+        and not ("async-grpc-response-sender" in line and "INVALID_CURSOR.DISCONNECTED" in after)
+    ]
+
+
 def test_with_metadata_over_connect(
     remote: SparkSession, servers: dict[str, ConnectServer], tmp_path: Path
 ) -> None:
     """The source-file probe fails no analysis on the client or the server; a stream commits per micro-batch."""
     server_log = servers["jar"].process.log
-    logged = server_log.stat().st_size
     files = tmp_path / "mixed"
     remote.table(VIEW).where("id < 20").write.parquet(str(files))
+    logged = server_log.stat().st_size
     with _pyspark_errors() as errors:
         in_memory = with_metadata(remote.table(VIEW), "id", commit_seqno=False)
         from_files = with_metadata(remote.read.parquet(str(files)).where("id > 3"), "id", commit_seqno=False)
@@ -359,8 +375,7 @@ def test_with_metadata_over_connect(
         sources = {r[0] for r in from_files.select("_hx_source_file").distinct().collect()}
     assert sources and all(s.startswith("file:") and s.endswith(".parquet") for s in sources)
     assert [r.getMessage() for r in errors] == []
-    server_errors = [line for line in server_log.read_bytes()[logged:].decode().splitlines() if " ERROR " in line]
-    assert server_errors == []
+    assert _server_errors(server_log.read_bytes()[logged:].decode()) == []
 
     # A file-source stream, two micro-batches: each its own commit time, commit id and sequence numbers.
     landing = tmp_path / "landing"
