@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generate_sha256_vectors import KEYS, NULL, integral, record, sorted_map, string, u32
+from generate_sha256_vectors import KEYS, NULL, integral, record, sorted_map, string, u32, write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "spec" / "lthash-vectors-v1.json"
@@ -175,19 +174,7 @@ def to_json(all_tables: list[Table]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
-    document = to_json(tables())
-    if argv[1:] == ["--check"]:
-        if json.loads(OUTPUT.read_text(encoding="utf-8")) != document:
-            raise SystemExit(f"{OUTPUT} differs from the vectors this script builds")
-        print(f"{OUTPUT}: {len(document['vectors'])} vectors verified")
-        return
-    if argv[1:]:
-        raise SystemExit(__doc__)
-    if OUTPUT.exists():
-        raise SystemExit(f"{OUTPUT} exists and is frozen; use --check to verify it")
-    OUTPUT.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {len(document['vectors'])} vectors to {OUTPUT}")
-
+    write_or_check(OUTPUT, to_json(tables()), argv, __doc__)
 
 if __name__ == "__main__":
     main(sys.argv)

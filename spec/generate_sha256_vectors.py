@@ -250,19 +250,23 @@ def to_json(all_vectors: list[Vector]) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str]) -> None:
-    document = to_json(vectors())
+def write_or_check(output: Path, document: dict[str, Any], argv: list[str], usage: str) -> None:
+    """Write ``document`` to the frozen file ``output`` once, or with ``--check`` verify that it holds it."""
     if argv[1:] == ["--check"]:
-        if json.loads(OUTPUT.read_text(encoding="utf-8")) != document:
-            raise SystemExit(f"{OUTPUT} differs from the vectors this script builds")
-        print(f"{OUTPUT}: {len(document['vectors'])} vectors verified")
+        if json.loads(output.read_text(encoding="utf-8")) != document:
+            raise SystemExit(f"{output} differs from the vectors this script builds")
+        print(f"{output}: {len(document['vectors'])} vectors verified")
         return
     if argv[1:]:
-        raise SystemExit(__doc__)
-    if OUTPUT.exists():
-        raise SystemExit(f"{OUTPUT} exists and is frozen; use --check to verify it")
-    OUTPUT.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {len(document['vectors'])} vectors to {OUTPUT}")
+        raise SystemExit(usage)
+    if output.exists():
+        raise SystemExit(f"{output} exists and is frozen; use --check to verify it")
+    output.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(document['vectors'])} vectors to {output}")
+
+
+def main(argv: list[str]) -> None:
+    write_or_check(OUTPUT, to_json(vectors()), argv, __doc__)
 
 
 if __name__ == "__main__":

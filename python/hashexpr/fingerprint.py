@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Literal
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.functions import _SECRET_NAME, ColumnOrName, _require
+from hashexpr.functions import ColumnOrName, _check_secret_name, _require
 from hashexpr.names import column, resolve
 from hashexpr.spark_types import is_column
 
@@ -29,11 +29,7 @@ def _check_fingerprint_options(algorithm: str, secret: str | None) -> None:
     if secret is not None:
         if algorithm != "lthash16":
             raise ValueError("secret is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256); drop it")
-        if not _SECRET_NAME.fullmatch(secret):
-            raise ValueError(
-                f"secret must be a conf name made of letters, digits, '_', '.' and '-' (the key goes in "
-                f"the Spark conf spark.hashexpr.secret.<name>), got a {len(secret)}-character value"
-            )
+        _check_secret_name(secret)
 
 
 def fingerprint_prefix(algorithm: str = "murmur3", secret: str | None = None) -> str:

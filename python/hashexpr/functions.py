@@ -48,6 +48,15 @@ _SECRET_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 Algorithm = Literal["murmur3", "sha256", "hmac-sha256"]
 
 
+def _check_secret_name(secret: str) -> None:
+    """Refuse a secret that is no conf name (e.g. the key itself), without repeating it."""
+    if not _SECRET_NAME.fullmatch(secret):
+        raise ValueError(
+            f"secret must be a conf name made of letters, digits, '_', '.' and '-' (the key goes in "
+            f"the Spark conf spark.hashexpr.secret.<name>), got a {len(secret)}-character value"
+        )
+
+
 def _hash_options(algorithm: str, secret: str | None) -> list[str]:
     """The options items that choose ``algorithm`` (none for the default, murmur3)."""
     if algorithm not in _ALGORITHMS:
@@ -58,11 +67,7 @@ def _hash_options(algorithm: str, secret: str | None) -> list[str]:
                 "algorithm='hmac-sha256' needs secret=<name>: the name of the Spark conf "
                 "spark.hashexpr.secret.<name> that holds the key (never the key itself)"
             )
-        if not _SECRET_NAME.fullmatch(secret):
-            raise ValueError(
-                f"secret must be a conf name made of letters, digits, '_', '.' and '-' (the key goes in "
-                f"the Spark conf spark.hashexpr.secret.<name>), got a {len(secret)}-character value"
-            )
+        _check_secret_name(secret)
         return ["algorithm=hmac-sha256", f"secret={secret}"]
     if secret is not None:
         raise ValueError("secret is only for algorithm='hmac-sha256'; drop it, or choose that algorithm")

@@ -3,7 +3,6 @@ package io.hashexpr;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestException;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 
 /**
  * The lattice multiset hash LtHash16 (Lewi, Kim, Maykov, Weis, "Securing Update Propagation with Homomorphic
@@ -31,11 +30,7 @@ public final class LtHash16 {
   private final byte[] block = new byte[32];
 
   public LtHash16() {
-    try {
-      sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is not available on this JVM", e);
-    }
+    sha256 = Sha256CanonicalEncoder.newSha256();
     System.arraycopy(LABEL, 0, input, 0, LABEL.length);
   }
 

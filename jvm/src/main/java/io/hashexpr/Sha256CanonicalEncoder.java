@@ -84,7 +84,8 @@ public final class Sha256CanonicalEncoder extends CanonicalEncoder {
     }
   }
 
-  private static MessageDigest newSha256() {
+  /** A new SHA-256 digest; every JVM has one, so its absence is an error, not a checked case. */
+  static MessageDigest newSha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {

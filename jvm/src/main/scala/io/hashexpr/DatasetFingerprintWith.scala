@@ -2,7 +2,6 @@ package io.hashexpr
 
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.charset.StandardCharsets
-import java.security.MessageDigest
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
@@ -19,7 +18,8 @@ sealed abstract class FingerprintAlgorithm(val name: String, val rows: HashAlgor
 
 object FingerprintAlgorithm {
   /** dataset_fingerprint itself: the sum of the rows' MurmurHash3 record hashes modulo 2^128. */
-  case object Murmur3 extends FingerprintAlgorithm("murmur3", HashAlgorithm.Murmur3, s"hx${CanonicalEncoder.FORMAT_VERSION}:")
+  case object Murmur3
+    extends FingerprintAlgorithm("murmur3", HashAlgorithm.Murmur3, s"hx${CanonicalEncoder.FORMAT_VERSION}:")
 
   /** LtHash16 of the rows' SHA-256 record hashes, or, with a secret, of their HMAC-SHA-256 record hashes. */
   final case class LtHash(secret: Option[String]) extends FingerprintAlgorithm("lthash16",
@@ -156,16 +156,17 @@ case class DatasetFingerprintWith(
     state
   }
 
-  override def eval(state: FingerprintState): Any = {
-    val types = values.map(_.dataType)
-    UTF8String.fromString(algorithm match {
-      case FingerprintAlgorithm.Murmur3 =>
-        FingerprintDigest.format(state.count, state.sumLo, state.sumHi, DatasetFingerprint.schemaHash(names, types))
-      case lt: FingerprintAlgorithm.LtHash =>
-        val schema = DatasetFingerprint.schemaHash(names, types, new Sha256CanonicalEncoder)
-        DatasetFingerprintWith.ltHashDigest(lt.prefix, schema, state.count, state.lanes)
-    })
+  /** The digest of the names and types (sections 5 and 11), once per expression rather than once per group. */
+  @transient private lazy val schema: Array[Byte] = algorithm match {
+    case FingerprintAlgorithm.Murmur3 => DatasetFingerprint.schemaHash(names, values.map(_.dataType))
+    case _ => DatasetFingerprint.schemaHash(names, values.map(_.dataType), new Sha256CanonicalEncoder)
   }
+
+  override def eval(state: FingerprintState): Any = UTF8String.fromString(algorithm match {
+    case FingerprintAlgorithm.Murmur3 => FingerprintDigest.format(state.count, state.sumLo, state.sumHi, schema)
+    case lt: FingerprintAlgorithm.LtHash =>
+      DatasetFingerprintWith.ltHashDigest(lt.prefix, schema, state.count, state.lanes)
+  })
 
   override def serialize(state: FingerprintState): Array[Byte] = {
     val size = if (state.lanes == null) 24 else 8 + LtHash16.STATE_BYTES
@@ -213,7 +214,7 @@ object DatasetFingerprintWith {
     val tail = new Array[Byte](8 + LtHash16.STATE_BYTES)
     ByteBuffer.wrap(tail).order(ByteOrder.LITTLE_ENDIAN).putLong(count)
     LtHash16.write(lanes, tail, 8)
-    val sha = MessageDigest.getInstance("SHA-256")
+    val sha = Sha256CanonicalEncoder.newSha256()
     sha.update(Label)
     sha.update(CanonicalEncoder.FORMAT_VERSION.toByte)
     sha.update(schema)
