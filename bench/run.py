@@ -318,7 +318,39 @@ def section_secure(b: Bench, df, rows: int) -> dict:
         "hmac": out[2],
         "sha2": out[3],
         "fingerprints": fingerprints,
+        "hmac_cost": hmac_cost(b),
     }
+
+
+#: The mean length of a 10-column row's canonical encoding in the bench data (hashexpr.reference.encode_record).
+ROW_ENCODING_BYTES = 105
+
+
+def hmac_cost(b: Bench) -> list[tuple[str, float, str]] | None:
+    """Nanoseconds per message of SHA-256 and of each way to compute HMAC-SHA-256 with the JDK's public API
+    (``bench/HmacCost.java``, in a JVM of its own): the floor under the hmac-sha256/sha256 ratio."""
+    import subprocess
+
+    java = Path(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+    b.log(f"  HMAC-SHA-256 variants on {ROW_ENCODING_BYTES}-byte messages (bench/HmacCost.java)")
+    try:
+        done = subprocess.run(
+            [str(java), str(HERE / "HmacCost.java"), str(ROW_ENCODING_BYTES), "5"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        b.log(f"  HmacCost.java did not run ({e}); left out")
+        return None
+    rows = []
+    for line in done.stdout.splitlines():
+        if line and not line.startswith("#"):
+            name, median, runs = line.split("\t")
+            rows.append((name, float(median), runs))
+            b.log(f"    {name:32s} {float(median):7.1f} ns")
+    return rows
 
 
 def section_wide(b: Bench, wide, rows: int) -> dict:
@@ -797,6 +829,34 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             f"- hmac-sha256 ≤ 1.2× sha256: {verdict(mac.median <= 1.2 * sha.median)} "
             f"(hmac {mac.median:.3f} s / sha256 {sha.median:.3f} s = {mac.median / sha.median:.2f})"
         )
+        if s.get("hmac_cost"):
+            costs = {name: ns for name, ns, _ in s["hmac_cost"]}
+            plain, cloned = costs["sha256"], costs["clone both"]
+            # local[2]: both cores hash, so a row costs twice its share of the wall time in CPU.
+            row_ns = sha.median / sha.rows * 2e9
+            lines += [
+                (
+                    f"What HMAC adds per message, outside Spark (`bench/HmacCost.java`, {ROW_ENCODING_BYTES}-byte "
+                    "messages, the mean encoding of a row here; median of 5 rounds of 2,000,000 calls; every "
+                    "variant checked against `javax.crypto.Mac`):"
+                ),
+                "",
+                "| variant | ns per message | over sha256 | runs (ns) |",
+                "|---|---:|---:|---|",
+            ]
+            lines += [
+                f"| {name} | {ns:.1f} | {ns - plain:+.1f} | {runs} |" for name, ns, runs in s["hmac_cost"]
+            ]
+            lines += [
+                "",
+                (
+                    f"The encoder's way (clone both) is the cheapest: {cloned - plain:.0f} ns over SHA-256's "
+                    f"{plain:.0f} ns. Spent on each row of the sha256 candidate above "
+                    f"({row_ns:.0f} ns of CPU per row), it puts hmac-sha256/sha256 at "
+                    f"{(row_ns + cloned - plain) / row_ns:.2f} at best."
+                ),
+                "",
+            ]
         fp, lt, lt_mac = s["fingerprints"]
         lines += ["## Dataset fingerprint: murmur3 sum and lthash16, 10 mixed columns", ""]
         lines += table(s["fingerprints"], fp) + [""]
