@@ -32,7 +32,12 @@ LOG_TAIL_CHARS = 6000
 #: Environment for JVMs that live for seconds to a few minutes, as in a test: the C1 compiler alone and the
 #: serial collector halve the CPU a Spark JVM spends starting and warming up, which on two cores is most of
 #: a short test's time. Every JVM started with it reads it (``JAVA_TOOL_OPTIONS``), launchers included.
-SHORT_LIVED_JVM = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+#: C1 alone would also shrink the code cache to 48 MB, which a server compiling many sessions' generated
+#: classes fills: the JVM then fails to link a method handle and Spark stops its context, so the code cache
+#: keeps the tiered JVM's size (reserved address space, committed only as it fills).
+SHORT_LIVED_JVM = {
+    "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m"
+}
 
 
 def spark_home() -> str:
