@@ -339,6 +339,29 @@ def test_many_differing_buckets_use_a_semi_join(spark, monkeypatch):
     check(old, new, ["id"], with_unchanged=False)
 
 
+def test_a_large_values_join_is_spread_over_more_tasks(spark, monkeypatch, capsys):
+    # More rows to compare than the configured partitions would hold at _ROWS_PER_TASK each: both sides are
+    # shuffled into enough partitions, once, and the answer does not change.
+    monkeypatch.setattr(diff_module, "_ROWS_PER_TASK", 5)
+    old = spark.range(300).selectExpr("id", "id % 7 AS v")
+    new = spark.range(300).selectExpr("IF(id = 7, NULL, id) AS id", "IF(id % 10 = 0, -1, id % 7) AS v")
+    new = new.unionByName(spark.range(3).selectExpr("id * 11 AS id", "-2 AS v"))
+    rows = diff_plan(old, new, "id").rows_to_compare
+    partitions = -(-rows // 5)
+    configured = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    try:
+        result = diff(old, new, "id")
+        result.explain()
+        check(old, new, ["id"], with_unchanged=False)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", configured)
+    exchanges = [line for line in capsys.readouterr().out.splitlines() if "Exchange hashpartitioning" in line]
+    assert len(exchanges) == 2 and all(
+        "_part#" in e and f", {partitions}), REPARTITION_BY_NUM" in e for e in exchanges
+    ), exchanges
+
+
 def test_summarize(spark):
     old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id INT, s STRING")
     new = spark.createDataFrame([(1, "a"), (2, "x"), (2, "y"), (None, "n")], "id INT, s STRING")

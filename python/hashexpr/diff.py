@@ -59,6 +59,11 @@ MAX_BUCKETS = 1 << 20
 # no call per bucket between Python and the JVM.
 _MAX_IN_LIST = 64
 
+# Rows (both sides together) per task of the values join at most, when Spark's configured shuffle partitions
+# would put more into each: a compared row carries its values, and at this count the sorts of the window and
+# the join stay within the execution memory of a 1g executor instead of spilling.
+_ROWS_PER_TASK = 200_000
+
 # Rows of a side with stored hashes that are hashed again to check that the stored hashes are the ones diff
 # compares (same columns, same mode).
 _CHECKED_ROWS = 100
@@ -573,9 +578,21 @@ def _values(spec: _Spec) -> Column:
     return F.struct(*(column(c) for c in spec.columns))
 
 
-def _side_rows(spec: _Spec, i: int, plan: _BucketPass | None) -> DataFrame:
+def _join_partitions(spec: _Spec, plan: _BucketPass | None) -> int | None:
+    """The partitions of the values join when Spark's ``spark.sql.shuffle.partitions`` would give a task more
+    than :data:`_ROWS_PER_TASK` of the rows the bucket pass counted; None leaves the number to Spark (and AQE)."""
+    if plan is None:
+        return None
+    rows = plan.old_rows + plan.new_rows if plan.joins_everything else plan.rows_to_compare
+    needed = -(-rows // _ROWS_PER_TASK)
+    configured = str(spec.old.sparkSession.conf.get("spark.sql.shuffle.partitions")).strip()
+    # A value other than a number (managed runtimes take "auto") leaves the choice to the runtime.
+    return needed if configured.isdigit() and needed > int(configured) else None
+
+
+def _side_rows(spec: _Spec, i: int, plan: _BucketPass | None, partitions: int | None = None) -> DataFrame:
     """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
-    sums of :func:`_lanes` over the key's rows."""
+    sums of :func:`_lanes` over the key's rows; shuffled into ``partitions`` partitions when given."""
     prefix = "on"[i]
     hashed = _keyed(spec, i, plan, with_null_keys=True).select(
         *(column(k).alias(f"{prefix}k{j}") for j, k in enumerate(spec.key)),
@@ -587,6 +604,9 @@ def _side_rows(spec: _Spec, i: int, plan: _BucketPass | None) -> DataFrame:
     # Rows are partitioned by key hash, NULL-key rows by their row hash (they are never matched, and this
     # keeps them off a single task); the join below uses the same column, so each side is shuffled once.
     kept = hashed.withColumn(prefix + _PART, F.coalesce(F.col(_KH), F.col(_H)))
+    if partitions is not None:
+        # Both sides get the same number, so the window's partitioning still serves the join.
+        kept = kept.repartition(partitions, F.col(prefix + _PART))
     # One ordering for all window functions: Spark then computes them in one Window operator over one sort.
     ordered = Window.partitionBy(prefix + _PART).orderBy(_H)
     by_key = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
@@ -626,7 +646,8 @@ def _changed_columns(spec: _Spec, change: Column) -> Column:
 
 def _compared(spec: _Spec, plan: _BucketPass | None, include_values: bool) -> DataFrame:
     """The rows, matched by key hash: every input row in exactly one output row (a matched pair in one)."""
-    o, n = _side_rows(spec, 0, plan), _side_rows(spec, 1, plan)
+    partitions = _join_partitions(spec, plan)
+    o, n = (_side_rows(spec, i, plan, partitions) for i in (0, 1))
     # Rows pair up by (key hash, row number); NULL-key rows (bucket -1) never pair up. Only the partition
     # column is an equality, so Spark keeps the window's partitioning for the join instead of shuffling again.
     joined = o.join(
