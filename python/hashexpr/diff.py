@@ -125,6 +125,11 @@ class _BucketPass:
         """True when the differing buckets hold half the rows or more: then filtering costs more than it saves."""
         return self.rows_to_compare * 2 >= self.old_rows + self.new_rows
 
+    @property
+    def rows_joined(self) -> int:
+        """The keyed rows of both sides that the values join reads: every one when it joins everything."""
+        return self.old_rows + self.new_rows if self.joins_everything else self.rows_to_compare
+
 
 @dataclass(frozen=True)
 class _Stored:
@@ -583,8 +588,7 @@ def _join_partitions(spec: _Spec, plan: _BucketPass | None) -> int | None:
     than :data:`_ROWS_PER_TASK` of the rows the bucket pass counted; None leaves the number to Spark (and AQE)."""
     if plan is None:
         return None
-    rows = plan.old_rows + plan.new_rows if plan.joins_everything else plan.rows_to_compare
-    needed = -(-rows // _ROWS_PER_TASK)
+    needed = -(-plan.rows_joined // _ROWS_PER_TASK)
     configured = str(spec.old.sparkSession.conf.get("spark.sql.shuffle.partitions")).strip()
     # A value other than a number (managed runtimes take "auto") leaves the choice to the runtime.
     return needed if configured.isdigit() and needed > int(configured) else None
