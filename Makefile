@@ -52,7 +52,8 @@ line-venvs: $(addprefix venv-,$(LINE_VENVS))
 
 # The suites every other line runs (make test-matrix runs all of them on every line).
 LINE_SUITES := io.hashexpr.GoldenVectorsSuite io.hashexpr.CodegenParitySuite io.hashexpr.RegistrationSuite \
-  io.hashexpr.ErrorsSuite io.hashexpr.DatasetFingerprintSuite io.hashexpr.Murmur3x64StreamSuite io.hashexpr.Sha256Suite
+  io.hashexpr.ErrorsSuite io.hashexpr.DatasetFingerprintSuite io.hashexpr.Murmur3x64StreamSuite io.hashexpr.Sha256Suite \
+  io.hashexpr.DiffKeyFilterSuite
 LINE_TESTS ?= hashexpr/testOnly $(LINE_SUITES)
 
 # Each other line's jar, and its suites compiled against that line (one sbt run per line).

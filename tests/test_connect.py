@@ -232,6 +232,22 @@ def test_diff_with_stored_hashes_over_connect(remote: SparkSession, classic: dic
     assert got == classic["diff"]
 
 
+def test_diff_with_a_key_filter_over_connect(
+    remote: SparkSession, classic: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With every bucket differing, diff filters the join by a bitmap of changed keys, a scalar subquery built
+    on the server: over Connect, on client-side rows, it finds what classic finds."""
+    table = remote.table(VIEW)
+    local = remote.createDataFrame(table.collect(), table.schema)
+    new = local.where("id % 10 <> 3").withColumn("s", F.expr("IF(id % 7 = 0, concat(s, '*'), s)"))
+    new = new.unionByName(local.where("id < 5").withColumn("id", F.col("id") + 10_000))
+    result = hx.diff(local, new, "id", buckets=2)
+    result.explain()
+    assert "diff_key_filter_contains(" in capsys.readouterr().out
+    got = sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in result.collect())
+    assert got == classic["diff"]
+
+
 def test_sha256_and_hmac_over_connect_on_client_side_rows(remote: SparkSession) -> None:
     """algorithm= over Connect: client-side rows hashed on the server with the server's secret equal the
     reference; a secret a client sets on its session is refused."""

@@ -362,6 +362,43 @@ def test_a_large_values_join_is_spread_over_more_tasks(spark, monkeypatch, capsy
     ), exchanges
 
 
+def _changing_most_buckets(spark) -> tuple[DataFrame, DataFrame]:
+    """2,000 keys in 4 buckets, 43 changed (updates, inserts, deletes, a duplicated key), and NULL keys."""
+    old = spark.range(2000).selectExpr("IF(id = 5, NULL, id) AS id", "id % 7 AS v", "CAST(id AS STRING) AS s")
+    new = spark.range(2000).selectExpr(
+        "IF(id IN (5, 6), NULL, id) AS id", "IF(id % 97 = 0, -1, id % 7) AS v", "CAST(id AS STRING) AS s"
+    )
+    new = new.where("id IS NULL OR id % 401 <> 1").unionByName(
+        spark.range(3).selectExpr("id + 5000 AS id", "0 AS v", "'new' AS s")
+    )
+    return old, new.unionByName(spark.range(1).selectExpr("300 AS id", "300 % 7 AS v", "'300' AS s"))
+
+
+def test_when_most_buckets_differ_only_the_changed_keys_are_joined(spark, capsys):
+    # Every bucket differs, so the join would read every row; the keys are compared on their hashes first and
+    # the join reads the rows of the changed keys, the NULL-key rows and the few that share the filter's bits.
+    old, new = _changing_most_buckets(spark)
+    spec = diff_module._spec(old, new, "id", None, 4)
+    plan = diff_module._bucket_pass(spec)
+    assert plan.joins_everything
+    key_filter = diff_module._key_filter(spec, plan)
+    assert key_filter is not None
+    joined = sum(diff_module._keyed(spec, i, plan, True, key_filter).count() for i in (0, 1))
+    changed = sum(check(old, new, ["id"], buckets=4).values())
+    assert changed <= joined < changed + 40, (changed, joined)
+    diff(old, new, "id", buckets=4).explain()
+    assert "diff_key_filter_contains(" in capsys.readouterr().out
+
+
+def test_without_dataframe_scalar_every_row_is_joined(spark, monkeypatch, capsys):
+    # PySpark before 4.0 has no DataFrame.scalar to carry the key filter: the join then reads every row.
+    old, new = _changing_most_buckets(spark)
+    monkeypatch.delattr(type(old), "scalar")
+    check(old, new, ["id"], buckets=4, with_unchanged=False)
+    diff(old, new, "id", buckets=4).explain()
+    assert "diff_key_filter" not in capsys.readouterr().out
+
+
 def test_summarize(spark):
     old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id INT, s STRING")
     new = spark.createDataFrame([(1, "a"), (2, "x"), (2, "y"), (None, "n")], "id INT, s STRING")

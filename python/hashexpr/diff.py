@@ -3,7 +3,8 @@
 Rows are matched by the hash of their key (:func:`record_key`) and compared by the hash of their other columns
 (:func:`record_hash`), so NULLs, map entry order, ``-0.0`` and NaN follow the hash semantics of
 ``docs/FORMAT.md``. A first Spark job compares the two sides bucket by bucket (a hash of the key) on hashes
-only and finds the buckets that hold changes; the rows of those buckets alone are joined with their values.
+only and finds the buckets that hold changes; the rows of those buckets alone are joined with their values
+(or, when most buckets differ, the rows of the keys that a comparison of key and row hashes finds changed).
 A side written by :func:`~hashexpr.metadata.with_metadata` lends its stored key and row hashes to the first
 job, which then reads only those two columns of it. See ``docs/DIFF.md``.
 """
@@ -63,6 +64,11 @@ _MAX_IN_LIST = 64
 # would put more into each: a compared row carries its values, and at this count the sorts of the window and
 # the join stay within the execution memory of a 1g executor instead of spilling.
 _ROWS_PER_TASK = 200_000
+
+# Bits of the filter of changed keys (see _key_filter): per row the bucket pass counted, so that at most one
+# unchanged row in eight passes it, and at most 8 MiB, which every task reading a side receives once.
+_KEY_FILTER_BITS_PER_ROW = 8
+_KEY_FILTER_MAX_BITS = 1 << 26
 
 # Rows of a side with stored hashes that are hashed again to check that the stored hashes are the ones diff
 # compares (same columns, same mode).
@@ -443,9 +449,16 @@ def _hashes(spec: _Spec, i: int) -> dict[str, Column]:
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
 
 
-def _keyed(spec: _Spec, i: int, plan: _BucketPass | None, with_null_keys: bool = False) -> DataFrame:
+def _keyed(
+    spec: _Spec,
+    i: int,
+    plan: _BucketPass | None,
+    with_null_keys: bool = False,
+    key_filter: Column | None = None,
+) -> DataFrame:
     """Side ``i``'s columns that diff reads, with the key hash and the bucket; with a plan, only the rows of the
-    differing buckets (and the NULL-key rows with ``with_null_keys``).
+    differing buckets, with a key filter (:func:`_key_filter`) only the rows of the keys it holds, and the
+    NULL-key rows with ``with_null_keys``.
 
     Row hashes and value structs are computed on this result, after the filter: for the rows it keeps only.
     """
@@ -453,7 +466,12 @@ def _keyed(spec: _Spec, i: int, plan: _BucketPass | None, with_null_keys: bool =
     names = spec.key + spec.columns + ((stored.record_key, stored.record_hash) if stored else ())
     hashes = _hashes(spec, i)
     keyed = spec.side(i).select(*map(column, names), hashes[_KH].alias(_KH), hashes[_BUCKET].alias(_BUCKET))
-    return keyed if plan is None else _bucket_filter(keyed, plan, with_null_keys)
+    if plan is not None:
+        keyed = _bucket_filter(keyed, plan, with_null_keys)
+    if key_filter is not None:
+        held = F.call_function("diff_key_filter_contains", key_filter, F.col(_KH))
+        keyed = keyed.where((F.col(_BUCKET) < 0) | held if with_null_keys else held)
+    return keyed
 
 
 def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
@@ -579,26 +597,57 @@ def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool
     return df.join(F.broadcast(chosen), on=_BUCKET, how="left_semi")
 
 
+def _key_filter(spec: _Spec, plan: _BucketPass | None) -> Column | None:
+    """A filter of the keys whose rows differ, when the bucket pass found changes in so many buckets that the
+    join would read every row; None otherwise.
+
+    Buckets hold several keys each on large inputs (2^20 buckets, 8 keys at 8 million rows a side), so at high
+    change rates most buckets differ and the join would carry every row's values through its shuffle. Instead,
+    the keys of both sides are compared one by one on their hashes (a shuffle of two hashes per row), and the
+    keys that differ set bits in a bitmap (``diff_key_filter``), a scalar subquery that Spark runs once; the
+    join then reads the rows of those keys, and of the unchanged keys only the few that share a bit. This reads
+    the inputs a third time. Needs ``DataFrame.scalar`` (PySpark 4.0 and later); without it, every row is joined.
+    """
+    if plan is None or not plan.joins_everything or not hasattr(spec.old, "scalar"):
+        return None
+    wanted = _KEY_FILTER_BITS_PER_ROW * max(plan.rows_to_compare, 1)
+    bits = min(_KEY_FILTER_MAX_BITS, max(1024, 1 << (wanted - 1).bit_length()))
+    per_key = _compare_groups(_hashed_sides(spec, plan), _KH)
+    changed = per_key.where(~F.col("same")).select(
+        F.call_function("diff_key_filter", F.col(_KH), F.lit(bits))
+    )
+    return changed.scalar()
+
+
 def _values(spec: _Spec) -> Column:
     return F.struct(*(column(c) for c in spec.columns))
 
 
-def _join_partitions(spec: _Spec, plan: _BucketPass | None) -> int | None:
+def _join_partitions(spec: _Spec, plan: _BucketPass | None, key_filter: Column | None) -> int | None:
     """The partitions of the values join when Spark's ``spark.sql.shuffle.partitions`` would give a task more
-    than :data:`_ROWS_PER_TASK` of the rows the bucket pass counted; None leaves the number to Spark (and AQE)."""
+    than :data:`_ROWS_PER_TASK` of the rows the bucket pass counted; None leaves the number to Spark (and AQE).
+
+    With a key filter the join reads the rows of the differing buckets at most, not every row."""
     if plan is None:
         return None
-    needed = -(-plan.rows_joined // _ROWS_PER_TASK)
+    rows = plan.rows_to_compare if key_filter is not None else plan.rows_joined
+    needed = -(-rows // _ROWS_PER_TASK)
     configured = str(spec.old.sparkSession.conf.get("spark.sql.shuffle.partitions")).strip()
     # A value other than a number (managed runtimes take "auto") leaves the choice to the runtime.
     return needed if configured.isdigit() and needed > int(configured) else None
 
 
-def _side_rows(spec: _Spec, i: int, plan: _BucketPass | None, partitions: int | None = None) -> DataFrame:
+def _side_rows(
+    spec: _Spec,
+    i: int,
+    plan: _BucketPass | None,
+    partitions: int | None = None,
+    key_filter: Column | None = None,
+) -> DataFrame:
     """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
     sums of :func:`_lanes` over the key's rows; shuffled into ``partitions`` partitions when given."""
     prefix = "on"[i]
-    hashed = _keyed(spec, i, plan, with_null_keys=True).select(
+    hashed = _keyed(spec, i, plan, with_null_keys=True, key_filter=key_filter).select(
         *(column(k).alias(f"{prefix}k{j}") for j, k in enumerate(spec.key)),
         _values(spec).alias(prefix + _V),
         F.col(_KH),
@@ -650,8 +699,9 @@ def _changed_columns(spec: _Spec, change: Column) -> Column:
 
 def _compared(spec: _Spec, plan: _BucketPass | None, include_values: bool) -> DataFrame:
     """The rows, matched by key hash: every input row in exactly one output row (a matched pair in one)."""
-    partitions = _join_partitions(spec, plan)
-    o, n = (_side_rows(spec, i, plan, partitions) for i in (0, 1))
+    key_filter = _key_filter(spec, plan)
+    partitions = _join_partitions(spec, plan, key_filter)
+    o, n = (_side_rows(spec, i, plan, partitions, key_filter) for i in (0, 1))
     # Rows pair up by (key hash, row number); NULL-key rows (bucket -1) never pair up. Only the partition
     # column is an equality, so Spark keeps the window's partitioning for the join instead of shuffling again.
     joined = o.join(
@@ -790,8 +840,9 @@ def diff(
     it has several).
 
     Unless ``include_unchanged`` is set, a first Spark job compares both sides per bucket of keys on hashes
-    only, and the returned DataFrame joins only the rows of the buckets that differ.
-    The inputs are read twice, so they must give the same rows each time (a table or files, not a
+    only, and the returned DataFrame joins only the rows of the buckets that differ; when those hold most rows,
+    it first compares the keys on their hashes and joins the rows of the changed keys.
+    The inputs are read two or three times, so they must give the same rows each time (a table or files, not a
     non-deterministic query; cache such a query first).
 
     Parameters

@@ -36,6 +36,8 @@ public final class HashExprExtensions implements SparkSessionExtensionsProvider 
     {"dataset_fingerprint", "io.hashexpr.DatasetFingerprint"},
     {"dataset_fingerprint_with", "io.hashexpr.DatasetFingerprintWith"},
     {"diff_buckets", "io.hashexpr.DiffBuckets"},
+    {"diff_key_filter", "io.hashexpr.DiffKeyFilter"},
+    {"diff_key_filter_contains", "io.hashexpr.DiffKeyFilterContains"},
     {"row_position", "io.hashexpr.RowPosition"}
   };
 

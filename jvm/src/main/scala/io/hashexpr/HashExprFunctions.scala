@@ -23,6 +23,8 @@ object HashExprFunctions {
     describe[DatasetFingerprint](DatasetFingerprint.Name),
     describe[DatasetFingerprintWith](DatasetFingerprintWith.Name),
     describe[DiffBuckets](DiffBuckets.Name),
+    describe[DiffKeyFilter](DiffKeyFilter.Name),
+    describe[DiffKeyFilterContains](DiffKeyFilterContains.Name),
     describe[RowPosition](RowPosition.Name))
 
   def register(extensions: SparkSessionExtensions): Unit = {
