@@ -236,14 +236,15 @@ def test_diff_with_a_key_filter_over_connect(
     remote: SparkSession, classic: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """With every bucket differing, diff filters the join by a bitmap of changed keys, a scalar subquery built
-    on the server: over Connect, on client-side rows, it finds what classic finds."""
+    on the server: over Connect, on client-side rows, it finds what classic finds. A client without
+    DataFrame.scalar (PySpark 3.5) joins every row instead, with the same result."""
     table = remote.table(VIEW)
     local = remote.createDataFrame(table.collect(), table.schema)
     new = local.where("id % 10 <> 3").withColumn("s", F.expr("IF(id % 7 = 0, concat(s, '*'), s)"))
     new = new.unionByName(local.where("id < 5").withColumn("id", F.col("id") + 10_000))
     result = hx.diff(local, new, "id", buckets=2)
     result.explain()
-    assert "diff_key_filter_contains(" in capsys.readouterr().out
+    assert ("diff_key_filter_contains(" in capsys.readouterr().out) == hasattr(type(local), "scalar")
     got = sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in result.collect())
     assert got == classic["diff"]
 

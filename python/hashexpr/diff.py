@@ -608,7 +608,8 @@ def _key_filter(spec: _Spec, plan: _BucketPass | None) -> Column | None:
     join then reads the rows of those keys, and of the unchanged keys only the few that share a bit. This reads
     the inputs a third time. Needs ``DataFrame.scalar`` (PySpark 4.0 and later); without it, every row is joined.
     """
-    if plan is None or not plan.joins_everything or not hasattr(spec.old, "scalar"):
+    # Looked up on the class: a DataFrame answers an unknown attribute with a column of that name.
+    if plan is None or not plan.joins_everything or not callable(getattr(type(spec.old), "scalar", None)):
         return None
     wanted = _KEY_FILTER_BITS_PER_ROW * max(plan.rows_to_compare, 1)
     bits = min(_KEY_FILTER_MAX_BITS, max(1024, 1 << (wanted - 1).bit_length()))
