@@ -136,71 +136,49 @@ object DiffKeyFilter {
   }
 
   /**
-   * A task's bitmap between tasks: the gaps between set bits as variable-length integers when that is shorter
-   * (a task holds a few of the keys, so most of its bitmap is zeros), else the longs. Tag byte 0 or 1 first,
-   * then the bitmap's length in longs.
+   * A task's bitmap between tasks: a tag and the bitmap's length in longs, then the gaps between set bits as
+   * variable-length integers (tag 0) when that is shorter (a task holds a few of the keys, so most of its
+   * bitmap is zeros), else the longs (tag 1).
    */
   def serialize(bitmap: Array[Long]): Array[Byte] = {
     val set = bitmap.iterator.map(java.lang.Long.bitCount).sum
-    if (set * 4L < bitmap.length * 8L) {
-      val out = new java.io.ByteArrayOutputStream(16 + set * 4)
-      out.write(0)
-      putVarLong(out, bitmap.length)
+    val sparse = set * 4L < bitmap.length * 8L
+    val out = new Bytes(if (sparse) 16 + set * 4 else 16 + bitmap.length * 8)
+    out.putVarLong(if (sparse) 0 else 1).putVarLong(bitmap.length)
+    if (sparse) {
       var previous = -1L
       var i = 0
       while (i < bitmap.length) {
         var word = bitmap(i)
         while (word != 0L) {
           val bit = i * 64L + java.lang.Long.numberOfTrailingZeros(word)
-          putVarLong(out, bit - previous - 1)
+          out.putVarLong(bit - previous - 1)
           previous = bit
           word &= word - 1
         }
         i += 1
       }
-      out.toByteArray
     } else {
-      val out = ByteBuffer.allocate(1 + 5 + bitmap.length * 8)
-      out.put(1.toByte)
-      out.putInt(bitmap.length)
       bitmap.foreach(out.putLong)
-      java.util.Arrays.copyOf(out.array(), out.position())
     }
+    out.toArray
   }
 
   def deserialize(bytes: Array[Byte]): Array[Long] = {
     val in = ByteBuffer.wrap(bytes)
-    if (in.get == 0) {
-      val bitmap = new Array[Long](getVarLong(in).toInt)
+    val sparse = Bytes.getVarLong(in) == 0
+    val n = Bytes.getVarLong(in).toInt
+    if (sparse) {
+      val bitmap = new Array[Long](n)
       var bit = -1L
       while (in.hasRemaining) {
-        bit += getVarLong(in) + 1
+        bit += Bytes.getVarLong(in) + 1
         bitmap((bit >>> 6).toInt) |= 1L << bit
       }
       bitmap
     } else {
-      Array.fill(in.getInt)(in.getLong)
+      Array.fill(n)(in.getLong)
     }
-  }
-
-  private def putVarLong(out: java.io.ByteArrayOutputStream, value: Long): Unit = {
-    var v = value
-    while ((v & ~0x7FL) != 0L) {
-      out.write(((v & 0x7F) | 0x80).toInt)
-      v >>>= 7
-    }
-    out.write(v.toInt)
-  }
-
-  private def getVarLong(in: ByteBuffer): Long = {
-    var (v, shift) = (0L, 0)
-    var b = 0
-    do {
-      b = in.get
-      v |= (b & 0x7FL) << shift
-      shift += 7
-    } while ((b & 0x80) != 0)
-    v
   }
 }
 
