@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
+import importlib
 import os
 import platform
 import statistics
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "diff", "scale")
+SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "diff", "cluster", "scale")
 HERE = Path(__file__).resolve().parent
 
 # The ten mixed columns: name -> SQL expression over `id` (a deterministic pseudo-random value per row).
@@ -469,16 +470,22 @@ def make_new(old, n: int, fraction: float):
 
 
 def section_diff(
-    b: Bench, sets: dict, fractions: list[float], with_datacompy: bool, peer_runs: int | None, rounds: int
+    b: Bench,
+    sets: dict,
+    fractions: list[float],
+    with_datacompy: bool,
+    peer_runs: int | None,
+    rounds: int,
+    peers: bool = True,
 ) -> dict:
     """hx.diff and the hand-written diffs on Parquet snapshots, read from the files in every run.
 
     At every size and changed fraction: ``hx.diff`` (its whole output: keys, change, side, changed_columns,
     to ``noop``), the full outer joins a user would write (on ``md5(concat_ws)`` row hashes, and on
     ``record_key``/``record_hash``), counting the keys whose hashes differ; at the smallest size also both with
-    the old side's stored hashes (written by ``with_metadata``), and, at its smallest fraction, the slow peers
-    (``exceptAll`` both ways, datacompy). Candidates run interleaved in ``rounds`` rounds; the smallest size
-    warms up first, the larger ones start from a warm JVM.
+    the old side's stored hashes (written by ``with_metadata``), and, at its smallest fraction and with
+    ``peers``, the slow peers (``exceptAll`` both ways, datacompy). Candidates run interleaved in ``rounds``
+    rounds; the smallest size warms up first, the larger ones start from a warm JVM.
     """
     from pyspark.sql import functions as F
 
@@ -520,6 +527,13 @@ def section_diff(
             "k",
         )
 
+    diff_module = importlib.import_module("hashexpr.diff")
+
+    def bucket_pass(o_path: str, n_path: str) -> int:
+        """hx.diff's first query alone (what it runs before it reads any values): the differing buckets."""
+        spec = diff_module._spec(read(o_path), read(n_path), "id", None, None, None, None)
+        return len(diff_module._bucket_pass(spec).differing_buckets)
+
     smallest = min(sets)
     per_case = {}
     for size, ss in sorted(sets.items()):
@@ -551,11 +565,21 @@ def section_diff(
                         lambda o=o_s, n=n: stored_join(o, n),
                     ),
                 ]
+            # What hx.diff's time is made of: its bucket pass, and the cost of reading both snapshots once.
+            candidates += [
+                ("profile: hx.diff's bucket pass alone", rows, lambda o=o, n=n: bucket_pass(o, n)),
+                (
+                    "profile: one read of both snapshots (every column, to noop)",
+                    rows,
+                    lambda o=o, n=n: noop(read(o).unionByName(read(n))),
+                ),
+            ]
             res = b.measure_rounds(candidates, rounds=rounds, warmup=b.warmup if size == smallest else 0)
             case = {"results": res, "hx": res[0], "md5": res[1], "rh": res[2], "rows": size, "fraction": f}
+            case["bucket_pass"], case["read"] = res[-2], res[-1]
             if size == smallest:
                 case["hx_stored"], case["stored"] = res[3], res[4]
-            if size == smallest and f == min(fractions):
+            if peers and size == smallest and f == min(fractions):
                 slow_note = "" if peer_runs is None else f"{peer_runs} run(s), no warm-up (--peer-runs)"
                 res.append(
                     b.measure(
@@ -688,6 +712,103 @@ def scale_worker(args, log) -> None:
     Path(args.scale_worker).write_text(json.dumps(out))
 
 
+def section_cluster(args, log) -> dict:
+    """The diff candidates on a standalone cluster: a master and ``--cluster-workers`` one-core workers on
+    loopback, each with an executor of ``--cluster-executor-memory``, so every shuffle crosses processes.
+
+    The application's driver runs as a subprocess (this process already has a local SparkContext); the cluster is
+    stopped, executors included, when the section ends or fails.
+    """
+    import json
+    import subprocess
+    import tempfile
+
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from servers import spark_env, standalone_cluster
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        log(
+            f"  starting a standalone master and {args.cluster_workers} one-core workers on loopback "
+            f"(executor memory {args.cluster_executor_memory})"
+        )
+        with standalone_cluster(
+            work / "cluster", workers=args.cluster_workers, worker_memory=args.cluster_executor_memory
+        ) as cluster:
+            out = work / "cluster.json"
+            cmd = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--cluster-worker",
+                str(out),
+                "--master",
+                cluster.master_url,
+                "--driver-memory",
+                "2g",
+                "--cluster-executor-memory",
+                args.cluster_executor_memory,
+                "--data-dir",
+                args.data_dir,
+                "--cluster-rows",
+                str(args.cluster_rows),
+                "--diff-fractions",
+                args.diff_fractions,
+                "--diff-rounds",
+                str(args.diff_rounds),
+                "--warmup",
+                str(args.warmup),
+                "--shuffle-partitions",
+                str(args.shuffle_partitions),
+            ]
+            subprocess.run(cmd, check=True, env=spark_env())
+            result = json.loads(out.read_text())
+    result["cases"] = {
+        (c["rows"], c["fraction"]): {
+            **c,
+            "results": [Result(r["name"], r["rows"], r["times"], found=r["found"]) for r in c["results"]],
+        }
+        for c in result["cases"]
+    }
+    for case in result["cases"].values():
+        for key, i in case.pop("index").items():
+            case[key] = case["results"][i]
+    return result
+
+
+def cluster_worker(args, log) -> None:
+    """The driver of the cluster section (see :func:`section_cluster`); results go to ``args.cluster_worker``."""
+    import json
+
+    from snapshots import snapshot_set
+
+    spark = build_spark(args)
+    b = Bench(spark, runs=args.diff_rounds, warmup=args.warmup, log=log, rounds=args.diff_rounds)
+    ss = snapshot_set(spark, Path(args.data_dir), args.cluster_rows, args.fractions, _MIXED, make_new, log)
+    per_case = section_diff(
+        b, {args.cluster_rows: ss}, args.fractions, False, None, args.diff_rounds, peers=False
+    )
+    cases = []
+    for (rows, f), case in per_case.items():
+        results = case["results"]
+        cases.append(
+            {
+                "rows": rows,
+                "fraction": f,
+                # The driver's JVM counters say nothing of the executors' GC and allocation: times only.
+                "results": [
+                    {"name": r.name, "rows": r.rows, "times": r.times, "found": repr(r.found)}
+                    for r in results
+                ],
+                "index": {k: results.index(v) for k, v in case.items() if isinstance(v, Result)},
+            }
+        )
+    # Executors register with the driver after it starts; by now every run has used them. Less the driver.
+    executors = len(spark.sparkContext.statusTracker().getExecutorInfos()) - 1
+    report = {"master": args.master, "executors": executors, "spark": spark.version, "cases": cases}
+    spark.stop()
+    Path(args.cluster_worker).write_text(json.dumps(report))
+
+
 # ----------------------------------------------------------------------------------------------- report
 
 
@@ -700,11 +821,25 @@ def table(results: list[Result], hx: Result) -> list[str]:
         ratio = hx.rows_per_s / r.rows_per_s  # time per row relative to hx; > 1: slower than hx
         name = f"**{r.name}**" if r is hx else r.name
         note = f" ({r.note})" if r.note else ""
+        gc = f"{r.gc_median:.3f}" if r.gc else "–"
+        alloc = f"{r.alloc_per_row:,.0f}" if r.alloc else "–"
         lines.append(
             f"| {name}{note} | {r.median:.3f} | {r.rows:,} | {r.rows_per_s:,.0f} | {ratio:.2f}x | "
-            f"{r.gc_median:.3f} | {r.alloc_per_row:,.0f} | {fmt_times(r.times)} |"
+            f"{gc} | {alloc} | {fmt_times(r.times)} |"
         )
     return lines
+
+
+def diff_profile(s: dict) -> str:
+    """What one diff case's hx.diff time is made of, from the profile candidates."""
+    hx_t, rh_t = s["hx"].median, s["rh"].median
+    bp, rd = s["bucket_pass"].median, s["read"].median
+    rest = hx_t - bp
+    return (
+        f"Profile: hx.diff's bucket pass alone takes {bp:.2f} s, {bp / rh_t:.2f}× the record_key/record_hash "
+        f"join; the rest of hx.diff (a second read of both sides, the join of the rows near changes, the output) "
+        f"takes {rest:.2f} s, {rest / rd:.2f}× one read of both snapshots ({rd:.2f} s)."
+    )
 
 
 def verdict(ok: bool) -> str:
@@ -939,8 +1074,9 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             (
                 "Both sides are Parquet files, read afresh in every run (nothing cached). `hx.diff` writes its "
                 "whole output (keys, change, side, changed_columns) to `noop`; each full outer join counts the "
-                "keys whose row hashes differ. Candidates run interleaved, "
-                f"{args.diff_rounds} rounds; at the smallest size after {args.warmup} warm-up."
+                "keys whose row hashes differ. Two profile candidates time the parts of hx.diff: its first query "
+                "alone (the bucket pass), and one read of both snapshots with every column. Candidates run "
+                f"interleaved, {args.diff_rounds} rounds; at the smallest size after {args.warmup} warm-up."
             ),
             "",
         ]
@@ -948,7 +1084,7 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             lines += (
                 [f"### {size:,} rows a side, {f:.3%} of the rows changed", ""]
                 + table(s["results"], s["hx"])
-                + [""]
+                + ["", diff_profile(s), ""]
             )
             found = [f"{r.name}: {r.found}" for r in s["results"] if r.found is not None]
             if found:
@@ -971,6 +1107,8 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
                 f"{verdict(md5_t >= 5 * t)} ({md5_t / t:.2f}×)"
             )
 
+    if "cluster" in sections:
+        lines += cluster_report(args, sections["cluster"], targets)
     if "scale" in sections:
         lines += scale_report(args, sections["scale"], targets)
 
@@ -987,6 +1125,42 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def cluster_report(args, cluster: dict, targets: list[str]) -> list[str]:
+    """The diff tables of the standalone cluster, and how hx.diff stands against the hand-written joins there."""
+    lines = [
+        "## Diff of Parquet snapshots on a standalone cluster",
+        "",
+        (
+            f"The diff candidates above, on a standalone master with {cluster['executors']} one-core workers "
+            f"(Spark {cluster['spark']}), all on loopback, each worker running one executor with "
+            f"{args.cluster_executor_memory}: every shuffle block goes from one executor process to another "
+            "through Spark's block transfer service, as on a real cluster. The driver runs in its own process; "
+            f"`spark.sql.shuffle.partitions={args.shuffle_partitions}`. Candidates run interleaved, "
+            f"{args.diff_rounds} rounds after {args.warmup} warm-up. GC and allocation are the executors' and "
+            "are not measured here (–)."
+        ),
+        "",
+    ]
+    for (size, f), s in cluster["cases"].items():
+        lines += [f"### {size:,} rows a side, {f:.3%} of the rows changed (cluster)", ""]
+        lines += table(s["results"], s["hx"]) + ["", diff_profile(s), ""]
+        found = [f"{r.name}: {r.found}" for r in s["results"] if r.found not in (None, "None")]
+        if found:
+            lines += ["Warm-up results (what each found): " + "; ".join(found), ""]
+    for (size, f), s in cluster["cases"].items():
+        hx_t, rh_t, md5_t = s["hx"].median, s["rh"].median, s["md5"].median
+        line = (
+            f"- diff on the cluster, {size:,} rows, {f:.3%}: hx.diff ≤ the record_key/record_hash join: "
+            f"{verdict(hx_t <= rh_t)} ({hx_t:.2f} s vs {rh_t:.2f} s, {rh_t / hx_t:.2f}×); "
+            f"≥ 5× faster than the md5 join: {verdict(md5_t >= 5 * hx_t)} ({md5_t / hx_t:.2f}×)"
+        )
+        if "hx_stored" in s:
+            t, st = s["hx_stored"].median, s["stored"].median
+            line += f"; with stored hashes ≤ the join on them: {verdict(t <= st)} ({t:.2f} s vs {st:.2f} s)"
+        targets.append(line)
+    return lines
 
 
 def scale_report(args, scale: dict, targets: list[str]) -> list[str]:
@@ -1079,7 +1253,7 @@ def build_spark(args):
     import hashexpr as hx
 
     builder = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(args.master)
         .appName("hashexpr-bench")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
@@ -1089,6 +1263,10 @@ def build_spark(args):
         # The key of the secure section's hmac-sha256 candidate (secrets come with the configuration).
         .config("spark.hashexpr.secret.bench", "a bench key, 32 bytes long....")
     )
+    if not args.master.startswith("local"):
+        builder = builder.config("spark.executor.memory", args.cluster_executor_memory).config(
+            "spark.executor.cores", "1"
+        )
     spark = hx.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
@@ -1125,6 +1303,20 @@ def parse_args(argv=None):
         "--plot-out", default=str(HERE / "scaling.png"), help="the scaling plot (PNG; '' for none)"
     )
     p.add_argument("--scale-worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--cluster-rows",
+        type=int,
+        default=2_000_000,
+        help="rows a side of the snapshots the cluster section diffs",
+    )
+    p.add_argument(
+        "--cluster-workers", type=int, default=2, help="one-core workers of the standalone cluster"
+    )
+    p.add_argument(
+        "--cluster-executor-memory", default="2g", help="memory of each executor (and worker) of the cluster"
+    )
+    p.add_argument("--cluster-worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     p.add_argument("--diff-fractions", default="0.00001,0.01,0.1", help="changed fractions, comma-separated")
     p.add_argument("--udf-rows", type=int, default=100_000, help="sample rows for the Python UDF")
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
@@ -1179,6 +1371,9 @@ def main(argv=None) -> int:
 
     if args.scale_worker:
         scale_worker(args, log)
+        return 0
+    if args.cluster_worker:
+        cluster_worker(args, log)
         return 0
     spark = build_spark(args)
     log(f"Spark {spark.version} up, sections: {', '.join(args.only)}")
@@ -1260,6 +1455,15 @@ def main(argv=None) -> int:
         sections["diff"] = section_diff(
             b, sets, args.fractions, not args.no_datacompy, args.peer_runs or None, args.diff_rounds
         )
+    if "cluster" in args.only:
+        from snapshots import MORE_COLUMNS
+
+        log("section cluster")
+        sizes[f"cluster, Parquet files (each side), {args.cluster_rows:,} rows"] = (
+            args.cluster_rows,
+            f"{mixed_cols}, {', '.join(MORE_COLUMNS)}",
+        )
+        sections["cluster"] = section_cluster(args, log)
     if "scale" in args.only:
         log("section scale")
         sections["scale"] = section_scale(args, log)
