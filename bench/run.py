@@ -655,8 +655,24 @@ def section_scale(args, log) -> dict:
             str(args.shuffle_partitions),
         ]
         log(f"  starting a Spark with driver memory {args.scale_driver_memory} for the scaling runs")
-        subprocess.run(cmd, check=True)
-        return json.loads(out.read_text())
+        errors = Path(tmp) / "stderr.log"
+        with errors.open("w") as err:
+            code = subprocess.run(cmd, check=False, stderr=err).returncode
+        if code == 0:
+            return json.loads(out.read_text())
+        # A failed run (e.g. an executor out of memory) is reported with the sizes done before it.
+        lines = errors.read_text(errors="replace").splitlines()
+        print("\n".join(lines[-60:]), file=sys.stderr)
+        result = json.loads(out.read_text()) if out.exists() else {"driver_memory": args.scale_driver_memory}
+        result.setdefault("sizes", {})
+        failed = result.setdefault("failed", {"rows": None, "kind": None, "error": f"exit code {code}"})
+        cause = next((ln.strip() for ln in lines if "OutOfMemoryError" in ln), None) or next(
+            (ln.strip() for ln in reversed(lines) if "Error" in ln or "Exception" in ln), None
+        )
+        if cause:
+            failed["cause"] = cause
+        log(f"  the scaling runs failed: {failed}")
+        return result
 
 
 def scale_worker(args, log) -> None:
@@ -677,6 +693,21 @@ def scale_worker(args, log) -> None:
         per_run.setdefault(res.name, []).append(spills.since_last())
 
     out = {"driver_memory": args.driver_memory, "sizes": {}}
+    running = {}
+
+    def save() -> None:
+        # Written after every size, so the sizes done are reported should a later one fail.
+        part = Path(args.scale_worker + ".part")
+        part.write_text(json.dumps(out))
+        part.replace(args.scale_worker)
+
+    def tracked(kind: str, action: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            running["kind"] = kind
+            return action()
+
+        return run
+
     for i, rows in enumerate(args.scale_rows):
         # The diff section's sets are reused (same fractions); other sizes get a set with 1 % changes only.
         fractions = args.fractions if rows in args.diff_sizes else [0.01]
@@ -687,29 +718,45 @@ def scale_worker(args, log) -> None:
         cols = read(o).columns
         per_run.clear()
         spills.since_last()
-        res = b.measure_rounds(
-            [
-                (
-                    f"record_hash pass, {rows:,} rows",
-                    rows,
-                    lambda o=o, c=cols: noop(read(o).select(hx.record_hash(*c).alias("h"))),
-                ),
-                (f"dataset_fingerprint, {rows:,} rows", rows, lambda o=o: hx.dataset_fingerprint(read(o))),
-                (
-                    f"hx.diff at 1 %, {rows:,} rows a side",
-                    rows + ss.new_rows[0.01],
-                    lambda o=o, n=n: noop(hx.diff(read(o), read(n), "id")),
-                ),
-            ],
-            warmup=1 if i == 0 else 0,
-            after_run=record,
-        )
+        try:
+            res = b.measure_rounds(
+                [
+                    (
+                        f"record_hash pass, {rows:,} rows",
+                        rows,
+                        tracked(
+                            "record_hash",
+                            lambda o=o, c=cols: noop(read(o).select(hx.record_hash(*c).alias("h"))),
+                        ),
+                    ),
+                    (
+                        f"dataset_fingerprint, {rows:,} rows",
+                        rows,
+                        tracked("fingerprint", lambda o=o: hx.dataset_fingerprint(read(o))),
+                    ),
+                    (
+                        f"hx.diff at 1 %, {rows:,} rows a side",
+                        rows + ss.new_rows[0.01],
+                        tracked("diff", lambda o=o, n=n: noop(hx.diff(read(o), read(n), "id"))),
+                    ),
+                ],
+                warmup=1 if i == 0 else 0,
+                after_run=record,
+            )
+        except Exception as e:  # a failed run is a result: reported, with the sizes done before it
+            out["failed"] = {
+                "rows": rows,
+                "kind": running.get("kind"),
+                "error": str(e).strip().splitlines()[0],
+            }
+            save()
+            raise
         out["sizes"][str(rows)] = {
             kind: {"name": r.name, "rows": r.rows, "times": r.times, "spills": per_run.get(r.name, [])}
             for kind, r in zip(("record_hash", "fingerprint", "diff"), res)
         }
+        save()
     spark.stop()
-    Path(args.scale_worker).write_text(json.dumps(out))
 
 
 def section_cluster(args, log) -> dict:
@@ -760,7 +807,11 @@ def section_cluster(args, log) -> dict:
                 "--shuffle-partitions",
                 str(args.shuffle_partitions),
             ]
-            subprocess.run(cmd, check=True, env=spark_env())
+            code = subprocess.run(cmd, check=False, env=spark_env()).returncode
+            if code != 0:
+                # Reported as such; the other sections' results are kept.
+                log(f"  the cluster runs failed with exit code {code} (their log is above)")
+                return {"failed": f"the driver exited with code {code}"}
             result = json.loads(out.read_text())
     result["cases"] = {
         (c["rows"], c["fraction"]): {
@@ -1129,6 +1180,14 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
 
 def cluster_report(args, cluster: dict, targets: list[str]) -> list[str]:
     """The diff tables of the standalone cluster, and how hx.diff stands against the hand-written joins there."""
+    if "failed" in cluster:
+        targets.append(f"- diff on the cluster: **not measured** ({cluster['failed']}; see the bench's log)")
+        return [
+            "## Diff of Parquet snapshots on a standalone cluster",
+            "",
+            f"**Failed**: {cluster['failed']}.",
+            "",
+        ]
     lines = [
         "## Diff of Parquet snapshots on a standalone cluster",
         "",
@@ -1186,7 +1245,12 @@ def scale_report(args, scale: dict, targets: list[str]) -> list[str]:
         "|---|---:|---:|---:|---:|---|---:|",
     ]
     per_row = {}
+    failure = scale.get("failed")
+    largest = max(args.scale_rows)
     for kind, label in kinds:
+        if not sizes:
+            targets.append(f"- {label}: scaling **not met** (the scaling runs failed: {failure})")
+            continue
         for size in sizes:
             r = scale["sizes"][size][kind]
             med = statistics.median(r["times"])
@@ -1200,8 +1264,16 @@ def scale_report(args, scale: dict, targets: list[str]) -> list[str]:
                 f"| {label} | {r['rows']:,} | {med:.2f} | {ns:.0f} | {ns / base:.2f}x | "
                 f"{spilled_mem:,} B / {spilled_disk:,} B | {failed} |"
             )
+        if failure and failure["rows"] is not None and failure["kind"] in (kind, None):
+            lines.append(f"| {label} | {failure['rows']:,} a side | failed | | | | |")
         last = per_row[kind][-1]
         first = per_row[kind][0]
+        if last[0] != largest:
+            what = f"{failure['kind']} failed" if failure and failure.get("kind") else "the run failed"
+            targets.append(
+                f"- {label}: time per row at {largest:,}: **not met** (not measured: at {largest:,} rows {what})"
+            )
+            continue
         r_all = [scale["sizes"][z][kind] for z in sizes]
         spills = sum(x["spilled_memory_bytes"] + x["spilled_disk_bytes"] for r in r_all for x in r["spills"])
         fails = sum(x["failed_stages"] for r in r_all for x in r["spills"])
@@ -1212,7 +1284,21 @@ def scale_report(args, scale: dict, targets: list[str]) -> list[str]:
             f"{verdict(spills == 0 and fails == 0)} ({spills:,} B spilled, {fails} failed)"
         )
     lines.append("")
-    if args.plot_out:
+    if failure:
+        cause = f" In Spark's log: `{failure['cause'][:300]}`." if failure.get("cause") else ""
+        where = (
+            f"at {failure['rows']:,} rows a side ({failure['kind'] or 'before its first run'})"
+            if failure["rows"] is not None
+            else "before their first run"
+        )
+        lines += [
+            (
+                f"**The scaling runs failed** {where}: `{failure['error']}`.{cause} The sizes before it are "
+                "reported; the larger ones were not run."
+            ),
+            "",
+        ]
+    if args.plot_out and per_row:
         try:
             plot_scaling(per_row, kinds, Path(args.plot_out), scale["driver_memory"])
             lines += [f"![seconds vs rows]({Path(args.plot_out).name})", ""]
