@@ -143,7 +143,7 @@ clean:
 
 # `make bench`: record_hash, dataset_fingerprint and diff against the usual alternatives, side by side in one
 # local[2] Spark (the scaling runs in a second one at 1g); prints medians and ratios and writes bench/RESULTS.md
-# and bench/scaling.png (bench/README.md). About 45 minutes on 2 cores.
+# and bench/scaling.png (bench/README.md). About 30 minutes on 2 cores.
 # BENCH_ARGS passes flags, e.g. `make bench BENCH_ARGS="--rows 200000 --only hash"`.
 .PHONY: bench
 BENCH_ARGS ?=
