@@ -747,7 +747,7 @@ def scale_worker(args, log) -> None:
             out["failed"] = {
                 "rows": rows,
                 "kind": running.get("kind"),
-                "error": str(e).strip().splitlines()[0],
+                "error": (str(e).strip().splitlines() or [type(e).__name__])[0],
             }
             save()
             raise
