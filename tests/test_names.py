@@ -147,3 +147,20 @@ def test_diff_takes_names_literally(tricky):
     assert [(r.id, r.change, r.changed_columns) for r in rows] == [(1, "update", ["a.b"])]
     by_dotted = hx.diff(tricky, changed, ["a.b", "x`y"], columns=["unit price"]).collect()
     assert sorted((r["a.b"], r.change) for r in by_dotted) == [("w", "insert"), ("x", "delete")]
+
+
+@pytest.mark.parametrize("escaped_literals", ["false", "true"])
+def test_diff_reports_names_with_quotes_and_backslashes(spark, escaped_literals):
+    # diff writes column names into SQL text: a quote or a backslash must come back as it was, whichever way
+    # the parser reads backslashes.
+    name, key = "it's a \\ path", "k'ey\\"
+    old = spark.range(3).select(F.col("id").alias(key), F.lit("a").alias(name), F.lit(1).alias("n"))
+    new = old.withColumn(name, F.when(column(key) == 1, F.lit("b")).otherwise(column(name)))
+    spark.conf.set("spark.sql.parser.escapedStringLiterals", escaped_literals)
+    try:
+        rows = hx.diff(old, new, key, include_values=True).collect()
+    finally:
+        spark.conf.unset("spark.sql.parser.escapedStringLiterals")
+    assert [(r[key], r.change, r.changed_columns, r.old[name], r.new[name]) for r in rows] == [
+        (1, "update", [name], "a", "b")
+    ]

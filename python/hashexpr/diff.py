@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import reduce
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, Window
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -38,9 +37,10 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.errors import SchemaMismatchError
-from hashexpr.functions import Algorithm, _hash_options, record_hash, record_key
+from hashexpr.functions import Algorithm, _hash_options, _require
 from hashexpr.metadata import DEFAULT_NAMES
-from hashexpr.names import column, quote
+from hashexpr.names import quote
+from hashexpr.sql_text import record_hash_sql, record_key_sql, string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -300,6 +300,8 @@ def _spec(
     secret: str | None = None,
 ) -> _Spec:
     _hash_options(algorithm, secret)
+    # Checked once here: diff's queries call hashexpr's functions in SQL text.
+    _require("record_hash")
     keys = (key,) if isinstance(key, str) else tuple(key)
     if not keys:
         raise ValueError("diff needs at least one key column")
@@ -359,28 +361,26 @@ def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
     bad = [n for n in names if not isinstance(types[n], BinaryType)]
     if bad:
         raise ValueError(f"{side}'s stored hash columns must be BINARY: {bad}")
-    null_key = _null_key(spec)
+    null_key, stored_key, stored_hash = _null_key(spec), quote(key_col), quote(hash_col)
+    covered = {with_key: (spec.key if with_key else ()) + spec.columns for with_key in (True, False)}
     by_name = {
-        with_key: record_hash(
-            *(column(c) for c in (spec.key if with_key else ()) + spec.columns), by_name=True, **spec.hashing
-        )
-        for with_key in (True, False)
+        with_key: record_hash_sql([quote(c) for c in cols], by_name=True, **spec.hashing) if cols else "X''"
+        for with_key, cols in covered.items()
     }
+    key_hash = record_key_sql([quote(k) for k in spec.key], **spec.hashing)
     row = (
         df.limit(_CHECKED_ROWS)
-        .select(
-            F.count(F.lit(1)).alias("n"),
-            F.count_if(column(hash_col).isNull() | (~null_key & column(key_col).isNull())).alias("null"),
-            F.count_if(
-                ~null_key & ~column(key_col).eqNullSafe(record_key(*map(column, spec.key), **spec.hashing))
-            ).alias("k"),
-            *(F.count_if(~column(hash_col).eqNullSafe(h)).alias(f"h{int(w)}") for w, h in by_name.items()),
+        .selectExpr(
+            "count(1) AS n",
+            f"count_if({stored_hash} IS NULL OR (NOT {null_key} AND {stored_key} IS NULL)) AS n_null",
+            f"count_if(NOT {null_key} AND NOT ({stored_key} <=> {key_hash})) AS k",
+            *(f"count_if(NOT ({stored_hash} <=> {h})) AS h{int(w)}" for w, h in by_name.items()),
         )
         .first()
     )
     problems = []
-    if row["null"]:
-        problems.append(f"{row['null']} of the first {row['n']} rows have no stored hash (NULL)")
+    if row["n_null"]:
+        problems.append(f"{row['n_null']} of the first {row['n']} rows have no stored hash (NULL)")
     elif row["k"]:
         problems.append(
             f"{quote(key_col)} is not record_key({', '.join(spec.key)}) in {row['k']} of the first {row['n']} "
@@ -388,7 +388,7 @@ def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
             f"other than {spec.algorithm}?)"
         )
     with_key = row["h1"] == 0
-    if not with_key and row["h0"] and not row["null"]:
+    if not with_key and row["h0"] and not row["n_null"]:
         problems.append(
             f"{quote(hash_col)} is not record_hash_by_name of the compared columns {list(spec.columns)}, with "
             f"or without the key columns, in {min(row['h0'], row['h1'])} of the first {row['n']} rows (written "
@@ -403,13 +403,13 @@ def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
     return _Stored(key_col, hash_col, with_key)
 
 
-def _null_key(spec: _Spec) -> Column:
-    """True when a key part is NULL (a NULL nested inside a key value does not count)."""
-    return reduce(lambda a, b: a | b, (column(k).isNull() for k in spec.key))
+def _null_key(spec: _Spec) -> str:
+    """SQL: true when a key part is NULL (a NULL nested inside a key value does not count)."""
+    return "(" + " OR ".join(f"{quote(k)} IS NULL" for k in spec.key) + ")"
 
 
-def _hashes(spec: _Spec, i: int) -> dict[str, Column]:
-    """Side ``i``'s per-row key hash (NULL when a key part is NULL), row hash, and bucket.
+def _hashes(spec: _Spec, i: int) -> dict[str, str]:
+    """SQL of side ``i``'s per-row key hash (NULL when a key part is NULL), row hash, and bucket.
 
     The row hash is ``record_hash`` of the compared columns, or, when a side has stored hashes,
     ``record_hash_by_name`` as ``with_metadata`` stores it; a side with stored hashes reads them.
@@ -419,33 +419,26 @@ def _hashes(spec: _Spec, i: int) -> dict[str, Column]:
     side = ("old", "new")[i]
     if stored is not None:
         # A stored hash must be there for every row: a NULL would compare as a change that is not one.
-        missing = F.raise_error(
-            F.lit(
-                f"diff: a row of {side} has a NULL {stored.record_key} or {stored.record_hash}; "
-                f"pass {side}_hashes=False to hash its values instead"
-            )
+        message = (
+            f"diff: a row of {side} has a NULL {stored.record_key} or {stored.record_hash}; "
+            f"pass {side}_hashes=False to hash its values instead"
         )
-        key_hash = F.when(null_key, F.lit(None).cast("binary")).otherwise(
-            F.coalesce(column(stored.record_key), missing.cast("binary"))
+        missing = f"CAST(raise_error({string(message)}) AS BINARY)"
+        key_hash = (
+            f"CASE WHEN {null_key} THEN CAST(NULL AS BINARY) "
+            f"ELSE coalesce({quote(stored.record_key)}, {missing}) END"
         )
-        row_hash = F.coalesce(column(stored.record_hash), missing.cast("binary"))
+        row_hash = f"coalesce({quote(stored.record_hash)}, {missing})"
     else:
-        key_hash = F.when(~null_key, record_key(*(column(k) for k in spec.key), **spec.hashing))
-        if spec.by_name:
-            hashed = (spec.key if spec.with_key else ()) + spec.columns
-            row_hash = (
-                record_hash(*map(column, hashed), by_name=True, **spec.hashing)
-                if hashed
-                else F.lit(bytearray())
-            )
-        else:
-            row_hash = (
-                record_hash(*map(column, spec.columns), **spec.hashing)
-                if spec.columns
-                else F.lit(bytearray())
-            )
+        key_hash = f"CASE WHEN NOT {null_key} THEN {record_key_sql([quote(k) for k in spec.key], **spec.hashing)} END"
+        hashed = (spec.key if spec.by_name and spec.with_key else ()) + spec.columns
+        row_hash = (
+            record_hash_sql([quote(c) for c in hashed], by_name=spec.by_name, **spec.hashing)
+            if hashed
+            else "X''"
+        )
     # Bucket -1 holds the NULL-key rows, which are reported, never matched.
-    bucket = F.when(null_key, F.lit(-1)).otherwise(F.pmod(F.hash(key_hash), F.lit(spec.buckets)))
+    bucket = f"CASE WHEN {null_key} THEN -1 ELSE pmod(hash({key_hash}), {spec.buckets}) END"
     return {_KH: key_hash, _H: row_hash, _BUCKET: bucket}
 
 
@@ -465,7 +458,9 @@ def _keyed(
     stored = spec.stored[i]
     names = spec.key + spec.columns + ((stored.record_key, stored.record_hash) if stored else ())
     hashes = _hashes(spec, i)
-    keyed = spec.side(i).select(*map(column, names), hashes[_KH].alias(_KH), hashes[_BUCKET].alias(_BUCKET))
+    keyed = spec.side(i).selectExpr(
+        *map(quote, names), f"{hashes[_KH]} AS {_KH}", f"{hashes[_BUCKET]} AS {_BUCKET}"
+    )
     if plan is not None:
         keyed = _bucket_filter(keyed, plan, with_null_keys)
     if key_filter is not None:
@@ -482,36 +477,33 @@ def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
     A side with stored hashes is read for its key columns and those two hashes alone.
     """
     sides = [
-        _keyed(spec, i, plan).select(
-            F.lit(i).alias(_SIDE),
-            F.col(_BUCKET),
-            F.col(_KH),
-            record_hash(F.col(_KH), _hashes(spec, i)[_H]).alias(_DIGEST),
+        _keyed(spec, i, plan).selectExpr(
+            f"{i} AS {_SIDE}", _BUCKET, _KH, f"record_hash({_KH}, {_hashes(spec, i)[_H]}) AS {_DIGEST}"
         )
         for i in (0, 1)
     ]
     return sides[0].unionByName(sides[1])
 
 
-def _fingerprint(*cols: str, side: int) -> Column:
-    """dataset_fingerprint of ``cols`` over one side's rows.
+def _fingerprint(*cols: str, side: int) -> str:
+    """SQL of the dataset_fingerprint of ``cols`` over one side's rows.
 
     The fingerprint is order-independent and duplicate-sensitive: equal exactly for equal multisets of rows.
     """
     args = ", ".join(quote(c) for c in cols)
-    return F.expr(f"dataset_fingerprint({args}) FILTER (WHERE {quote(_SIDE)} = {side})")
+    return f"dataset_fingerprint({args}) FILTER (WHERE {quote(_SIDE)} = {side})"
 
 
-def _lanes(row_hash: Column) -> list[Column]:
-    """Four 32-bit lanes of two 64-bit digests of a row hash.
+def _lanes(row_hash: str) -> list[str]:
+    """SQL of four 32-bit lanes of two 64-bit digests of a row hash.
 
     Summed over a key's rows they compare the rows as a multiset: exact sums of 32-bit values never overflow
     (below 2^31 rows), so equal multisets always give equal sums, and different ones equal sums only by chance.
     """
     out = []
     for seed in (0, 1):
-        digest = F.xxhash64(row_hash, F.lit(seed))
-        out += [F.shiftrightunsigned(digest, 32), digest.bitwiseAND(F.lit(0xFFFFFFFF))]
+        digest = f"xxhash64({row_hash}, {seed})"
+        out += [f"shiftrightunsigned({digest}, 32)", f"({digest} & {0xFFFFFFFF})"]
     return out
 
 
@@ -521,12 +513,11 @@ def _compare_groups(hashed: DataFrame, group: str) -> DataFrame:
     Every aggregate has a fixed-width buffer, so Spark runs one hash aggregate that folds each task's rows
     into at most one row per group before the shuffle.
     """
-    side = F.col(_SIDE)
     rows = [c for c in hashed.columns if c not in (_SIDE, _BUCKET)]
     return hashed.groupBy(group).agg(
-        F.count_if(side == 0).alias("n_old"),
-        F.count_if(side == 1).alias("n_new"),
-        (_fingerprint(*rows, side=0) == _fingerprint(*rows, side=1)).alias("same"),
+        F.expr(f"count_if({_SIDE} = 0) AS n_old"),
+        F.expr(f"count_if({_SIDE} = 1) AS n_new"),
+        F.expr(f"{_fingerprint(*rows, side=0)} = {_fingerprint(*rows, side=1)} AS same"),
     )
 
 
@@ -536,11 +527,9 @@ def _bucket_pass(spec: _Spec) -> _BucketPass:
     Each task counts its rows and sums their digests into an array indexed by bucket, so the only shuffle is
     one buffer per task; no bucket is grouped, and no row is shuffled.
     """
-    found = F.call_function(
-        "diff_buckets", F.col(_SIDE), F.col(_BUCKET), F.lit(spec.buckets), F.col(_DIGEST)
-    ).alias("found")
+    found = f"diff_buckets({_SIDE}, {_BUCKET}, {spec.buckets}, {_DIGEST}) AS found"
     # collect, not first: a LIMIT on top of the aggregate would cost another job.
-    row = _hashed_sides(spec).select(found).collect()[0]["found"]
+    row = _hashed_sides(spec).selectExpr(found).collect()[0]["found"]
     return _BucketPass(
         differing_buckets=tuple(row["differing_buckets"]),
         old_rows=int(row["old_rows"]),
@@ -579,20 +568,19 @@ def _counts(spec: _Spec, plan: _BucketPass) -> dict[str, int]:
 def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool = False) -> DataFrame:
     """Keep the rows of the differing buckets (every keyed row without a plan, i.e. with unchanged rows), and
     with ``with_null_keys`` the NULL-key rows (bucket -1) too."""
-    keyed = F.col(_BUCKET) >= 0
     if plan is None or plan.joins_everything:
-        return df if with_null_keys else df.where(keyed)
+        return df if with_null_keys else df.where(f"{_BUCKET} >= 0")
     ids = list(plan.differing_buckets)
     if with_null_keys and sum(plan.null_key_rows):
         ids.append(-1)
     if not ids:
         # A constant false filter: Spark prunes the scan of this branch entirely.
-        return df.where(F.lit(False))
+        return df.where("false")
+    listed = ",".join(map(str, ids))
     if len(ids) <= _MAX_IN_LIST:
-        return df.where(F.col(_BUCKET).isin(ids))
-    listed = F.lit(",".join(map(str, ids)))
-    chosen = df.sparkSession.range(1).select(
-        F.explode(F.split(listed, ",").cast("array<int>")).alias(_BUCKET)
+        return df.where(f"{_BUCKET} IN ({listed})")
+    chosen = df.sparkSession.range(1).selectExpr(
+        f"explode(CAST(split('{listed}', ',') AS array<int>)) AS {_BUCKET}"
     )
     return df.join(F.broadcast(chosen), on=_BUCKET, how="left_semi")
 
@@ -620,8 +608,9 @@ def _key_filter(spec: _Spec, plan: _BucketPass | None) -> Column | None:
     return changed.scalar()
 
 
-def _values(spec: _Spec) -> Column:
-    return F.struct(*(column(c) for c in spec.columns))
+def _values(spec: _Spec) -> str:
+    """SQL of the struct of the compared columns' values, its fields named as the columns."""
+    return f"struct({', '.join(quote(c) for c in spec.columns)})"
 
 
 def _join_partitions(spec: _Spec, plan: _BucketPass | None, key_filter: Column | None) -> int | None:
@@ -648,53 +637,50 @@ def _side_rows(
     """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
     sums of :func:`_lanes` over the key's rows; shuffled into ``partitions`` partitions when given."""
     prefix = "on"[i]
-    hashed = _keyed(spec, i, plan, with_null_keys=True, key_filter=key_filter).select(
-        *(column(k).alias(f"{prefix}k{j}") for j, k in enumerate(spec.key)),
-        _values(spec).alias(prefix + _V),
-        F.col(_KH),
-        _hashes(spec, i)[_H].alias(_H),
-        F.col(_BUCKET),
+    hashed = _keyed(spec, i, plan, with_null_keys=True, key_filter=key_filter).selectExpr(
+        *(f"{quote(k)} AS {prefix}k{j}" for j, k in enumerate(spec.key)),
+        f"{_values(spec)} AS {prefix}{_V}",
+        _KH,
+        f"{_hashes(spec, i)[_H]} AS {_H}",
+        _BUCKET,
     )
     # Rows are partitioned by key hash, NULL-key rows by their row hash (they are never matched, and this
     # keeps them off a single task); the join below uses the same column, so each side is shuffled once.
-    kept = hashed.withColumn(prefix + _PART, F.coalesce(F.col(_KH), F.col(_H)))
+    kept = hashed.selectExpr("*", f"coalesce({_KH}, {_H}) AS {prefix}{_PART}")
     if partitions is not None:
         # Both sides get the same number, so the window's partitioning still serves the join.
-        kept = kept.repartition(partitions, F.col(prefix + _PART))
+        kept = kept.repartition(partitions, prefix + _PART)
     # One ordering for all window functions: Spark then computes them in one Window operator over one sort.
-    ordered = Window.partitionBy(prefix + _PART).orderBy(_H)
-    by_key = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
-    return kept.select(
-        *(F.col(f"{prefix}k{j}") for j in range(len(spec.key))),
-        F.col(prefix + _V),
-        F.col(_BUCKET).alias(prefix + _BUCKET),
-        F.col(prefix + _PART),
-        F.col(_KH).alias(prefix + _KH),
-        F.col(_H).alias(prefix + _H),
-        F.count(F.lit(1)).over(by_key).alias(prefix + _N),
-        *(F.sum(lane).over(by_key).alias(f"{prefix}{_FP}{i}") for i, lane in enumerate(_lanes(F.col(_H)))),
+    ordered = f"PARTITION BY {prefix}{_PART} ORDER BY {_H}"
+    by_key = f"{ordered} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+    return kept.selectExpr(
+        *(f"{prefix}k{j}" for j in range(len(spec.key))),
+        prefix + _V,
+        f"{_BUCKET} AS {prefix}{_BUCKET}",
+        prefix + _PART,
+        f"{_KH} AS {prefix}{_KH}",
+        f"{_H} AS {prefix}{_H}",
+        f"count(1) OVER ({by_key}) AS {prefix}{_N}",
+        *(f"sum({lane}) OVER ({by_key}) AS {prefix}{_FP}{n}" for n, lane in enumerate(_lanes(_H))),
         # Numbering the rows of a key pairs duplicates one to one, so the join never multiplies them.
-        F.row_number().over(ordered).alias(prefix + _RN),
+        f"row_number() OVER ({ordered}) AS {prefix}{_RN}",
     )
 
 
-def _changed_columns(spec: _Spec, change: Column) -> Column:
-    old_v, new_v = F.col("o" + _V), F.col("n" + _V)
-    empty = F.array().cast("array<string>")
+def _changed_columns(spec: _Spec) -> str:
+    """SQL of ``changed_columns`` from the value structs of both sides and the ``change`` column."""
+    empty = "CAST(array() AS array<string>)"
     if not spec.columns:
-        return F.when(change == "unchanged", empty).otherwise(F.lit(None).cast("array<string>"))
+        return f"CASE WHEN `change` = 'unchanged' THEN {empty} END"
     # Per-column hashes, so that a column counts as changed exactly when the row hash says so.
-    differing = [
-        F.when(
-            record_hash(old_v.getField(c), **spec.hashing) != record_hash(new_v.getField(c), **spec.hashing),
-            F.lit(c),
-        )
+    differing = ", ".join(
+        f"CASE WHEN {record_hash_sql([f'o{_V}.{quote(c)}'], **spec.hashing)} "
+        f"!= {record_hash_sql([f'n{_V}.{quote(c)}'], **spec.hashing)} THEN {string(c)} END"
         for c in spec.columns
-    ]
+    )
     return (
-        F.when(change == "update", F.array_compact(F.array(*differing)))
-        .when(change == "unchanged", empty)
-        .otherwise(F.lit(None).cast("array<string>"))
+        f"CASE WHEN `change` = 'update' THEN array_compact(array({differing})) "
+        f"WHEN `change` = 'unchanged' THEN {empty} END"
     )
 
 
@@ -707,53 +693,41 @@ def _compared(spec: _Spec, plan: _BucketPass | None, include_values: bool) -> Da
     # column is an equality, so Spark keeps the window's partitioning for the join instead of shuffling again.
     joined = o.join(
         n,
-        (o["o" + _PART] == n["n" + _PART])
-        & ((o["o" + _RN] - n["n" + _RN]) == 0)
-        & (o["o" + _BUCKET] >= 0)
-        & (n["n" + _BUCKET] >= 0),
+        F.expr(f"o{_PART} = n{_PART} AND (o{_RN} - n{_RN}) = 0 AND o{_BUCKET} >= 0 AND n{_BUCKET} >= 0"),
         "full_outer",
     )
-    has_old, has_new = F.col("o" + _BUCKET).isNotNull(), F.col("n" + _BUCKET).isNotNull()
-    null_key = F.coalesce(F.col("o" + _BUCKET), F.col("n" + _BUCKET)) < 0
+    has_old, has_new = f"o{_BUCKET} IS NOT NULL", f"n{_BUCKET} IS NOT NULL"
+    null_key = f"coalesce(o{_BUCKET}, n{_BUCKET}) < 0"
     # A key whose rows are the same multiset on both sides is unchanged, however many rows it has: rows are
     # numbered in row-hash order, so its rows pair up with equal rows.
-    same_rows = reduce(
-        lambda a, b: a & b,
-        (F.col(f"o{_FP}{i}") == F.col(f"n{_FP}{i}") for i in range(4)),
-        has_old & has_new & (F.col("o" + _N) == F.col("n" + _N)),
+    same_rows = " AND ".join(
+        [has_old, has_new, f"o{_N} = n{_N}", *(f"o{_FP}{i} = n{_FP}{i}" for i in range(4))]
     )
-    several = F.greatest(F.coalesce(F.col("o" + _N), F.lit(0)), F.coalesce(F.col("n" + _N), F.lit(0))) > 1
-    duplicate = several & ~same_rows
+    several = f"greatest(coalesce(o{_N}, 0), coalesce(n{_N}, 0)) > 1"
+    duplicate = f"({several} AND NOT ({same_rows}))"
     sides = (
-        F.when(
-            duplicate, F.array_compact(F.array(F.when(has_old, F.lit("old")), F.when(has_new, F.lit("new"))))
-        )
-        .when(has_old & has_new, F.array(F.lit("both")))
-        .when(has_old, F.array(F.lit("old")))
-        .otherwise(F.array(F.lit("new")))
+        f"CASE WHEN {duplicate} "
+        f"THEN array_compact(array(CASE WHEN {has_old} THEN 'old' END, CASE WHEN {has_new} THEN 'new' END)) "
+        f"WHEN {has_old} AND {has_new} THEN array('both') WHEN {has_old} THEN array('old') ELSE array('new') END"
     )
-    side = F.col("side")
     change = (
-        F.when(null_key, F.lit("null_key"))
-        .when(duplicate, F.lit("duplicate_key"))
-        .when(side == "new", F.lit("insert"))
-        .when(side == "old", F.lit("delete"))
-        .when(F.col("o" + _H) != F.col("n" + _H), F.lit("update"))
-        .otherwise(F.lit("unchanged"))
+        f"CASE WHEN {null_key} THEN 'null_key' WHEN {duplicate} THEN 'duplicate_key' "
+        "WHEN `side` = 'new' THEN 'insert' WHEN `side` = 'old' THEN 'delete' "
+        f"WHEN o{_H} != n{_H} THEN 'update' ELSE 'unchanged' END"
     )
-    exploded = joined.select("*", F.explode(sides).alias("side")).withColumn("change", change)
+    exploded = joined.selectExpr("*", f"explode({sides}) AS `side`").selectExpr("*", f"{change} AS `change`")
     values = [
-        F.when(side != "new", F.col("o" + _V)).alias("old"),
-        F.when(side != "old", F.col("n" + _V)).alias("new"),
+        f"CASE WHEN `side` != 'new' THEN o{_V} END AS `old`",
+        f"CASE WHEN `side` != 'old' THEN n{_V} END AS `new`",
     ]
-    return exploded.select(
+    return exploded.selectExpr(
         *(
-            F.when(side == "old", F.col(f"ok{i}")).otherwise(F.col(f"nk{i}")).alias(k)
+            f"CASE WHEN `side` = 'old' THEN ok{i} ELSE nk{i} END AS {quote(k)}"
             for i, k in enumerate(spec.key)
         ),
-        F.col("change"),
-        side,
-        _changed_columns(spec, F.col("change")).alias("changed_columns"),
+        "`change`",
+        "`side`",
+        f"{_changed_columns(spec)} AS changed_columns",
         *(values if include_values else []),
     )
 
@@ -917,7 +891,7 @@ def diff(
     # against adversaries, every row is joined and compared on its own hashes.
     plan = None if include_unchanged or algorithm != "murmur3" else _bucket_pass(spec)
     compared = _compared(spec, plan, include_values)
-    return compared if include_unchanged else compared.where(F.col("change") != "unchanged")
+    return compared if include_unchanged else compared.where("`change` != 'unchanged'")
 
 
 def summarize(diff_df: DataFrame) -> dict[str, int]:
