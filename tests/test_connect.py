@@ -19,6 +19,7 @@ is restored after each test, for the classic tests that run after this module.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import logging
 import os
@@ -230,6 +231,17 @@ def test_diff_with_stored_hashes_over_connect(remote: SparkSession, classic: dic
     rows = hx.diff(tagged, new, "id").collect()
     got = sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in rows)
     assert got == classic["diff"]
+
+
+def test_diff_with_a_bucket_list_over_connect(
+    remote: SparkSession, classic: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond a few differing buckets the join is filtered by a semi-join with the bucket list, which the
+    client sends as a row of data: over Connect, on client-side rows, it finds what classic finds."""
+    monkeypatch.setattr(importlib.import_module("hashexpr.diff"), "_MAX_IN_LIST", 2)
+    table = remote.table(VIEW)
+    local = remote.createDataFrame(table.collect(), table.schema)
+    assert _diff(local) == classic["diff"]
 
 
 def test_diff_with_a_key_filter_over_connect(

@@ -339,6 +339,20 @@ def test_many_differing_buckets_use_a_semi_join(spark, monkeypatch):
     check(old, new, ["id"], with_unchanged=False)
 
 
+def test_the_plan_does_not_grow_with_the_differing_buckets(spark, monkeypatch):
+    # The bucket list of the semi-join is data, not a literal: Spark keeps every query's plan for its UI, and a
+    # literal of 10^5 buckets made each one megabytes long.
+    monkeypatch.setattr(diff_module, "_MAX_IN_LIST", 2)
+    old = spark.range(5000).selectExpr("id", "id % 7 AS v")
+
+    def plan_chars(every: int) -> int:
+        new = spark.range(5000).selectExpr("id", f"IF(id % {every} = 0, -1, id % 7) AS v")
+        return len(diff(old, new, "id")._jdf.queryExecution().optimizedPlan().toString())
+
+    few, many = plan_chars(500), plan_chars(5)  # 10 and 1,000 differing buckets
+    assert abs(many - few) < 200, (few, many)
+
+
 def test_a_large_values_join_is_spread_over_more_tasks(spark, monkeypatch, capsys):
     # More rows to compare than the configured partitions would hold at _ROWS_PER_TASK each: both sides are
     # shuffled into enough partitions, once, and the answer does not change.

@@ -56,8 +56,8 @@ DEFAULT_BUCKETS = 1 << 20
 MAX_BUCKETS = 1 << 20
 
 # Up to this many differing buckets are filtered with an IN list (a hash set in the plan); more go through a
-# broadcast semi-join with a list made in Spark from one string literal, which keeps the plan small and costs
-# no call per bucket between Python and the JVM.
+# broadcast semi-join with a list made in Spark from one string, passed as a row of data: the plan stays small,
+# and there is no call per bucket between Python and the JVM.
 _MAX_IN_LIST = 64
 
 # Rows (both sides together) per task of the values join at most, when Spark's configured shuffle partitions
@@ -579,8 +579,10 @@ def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool
     listed = ",".join(map(str, ids))
     if len(ids) <= _MAX_IN_LIST:
         return df.where(f"{_BUCKET} IN ({listed})")
-    chosen = df.sparkSession.range(1).selectExpr(
-        f"explode(CAST(split('{listed}', ',') AS array<int>)) AS {_BUCKET}"
+    # The list goes into Spark as a row of data, not as a literal: with 10^5 buckets a literal made the plan
+    # megabytes long, and Spark keeps a copy of every query's plan for its UI.
+    chosen = df.sparkSession.createDataFrame([(listed,)], "ids STRING").selectExpr(
+        f"explode(CAST(split(ids, ',') AS array<int>)) AS {_BUCKET}"
     )
     return df.join(F.broadcast(chosen), on=_BUCKET, how="left_semi")
 
