@@ -147,3 +147,43 @@ def test_utf8_lcase_strings_match_reference(spark, values):
     lcase = StringType("UTF8_LCASE")
     for out, v in zip(got, values):
         assert bytes(out[1]) == reference.record_hash([v], [lcase]), repr(v)
+
+
+#: Decimals whose trailing zeros, sign and width test the normalisation (FORMAT.md), up to 18 digits (the
+#: generated code passes those as a long and a scale) and past it.
+DECIMAL_EDGES = [
+    (DecimalType(18, 0), ["0", "1", "-1", "10", "-100", "999999999999999999", "-999999999999999999",
+                          "100000000000000000", "-128", "127", "128", "-129", "32768", "-32769"]),
+    (DecimalType(18, 2), ["0.00", "1.50", "-1.50", "0.01", "10.00", "9999999999999999.99", "-0.10"]),
+    (DecimalType(18, 18), ["0.100000000000000000", "-0.999999999999999999", "0.000000000000000001"]),
+    (DecimalType(4, 4), ["0.1000", "-0.0001"]),
+    (DecimalType(19, 0), ["9999999999999999999", "-9223372036854775808", "1000000000000000000"]),
+    (DecimalType(38, 10), ["1234567890123456789012345678.0000000000", "-0.5000000000"]),
+]
+
+
+def test_decimals_match_reference_in_generated_and_interpreted_code(spark):
+    from spark_conf import FOLDING_RULES, spark_conf
+
+    modes = {
+        "interpreted": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
+        "codegen": {
+            "spark.sql.codegen.factoryMode": "CODEGEN_ONLY",
+            "spark.sql.codegen.wholeStage": "true",
+            "spark.sql.optimizer.excludedRules": FOLDING_RULES,
+        },
+    }
+    for dtype, texts in DECIMAL_EDGES:
+        values = [decimal.Decimal(t) for t in texts] + [None]
+        nested = [ArrayType(dtype), StructType([StructField("d", dtype)]), MapType(StringType(), dtype)]
+        df = spark.createDataFrame(
+            [(i, v, [v, v], (v,), {"k": v}) for i, v in enumerate(values)],
+            StructType([StructField("idx", LongType()), StructField("d", dtype),
+                        *(StructField(f"n{j}", t) for j, t in enumerate(nested))]),
+        )
+        for mode, conf in modes.items():
+            with spark_conf(spark, conf):
+                got = df.selectExpr("idx", "record_hash(d)", "record_hash(n0, n1, n2)").orderBy("idx").collect()
+            for row, v in zip(got, values):
+                assert bytes(row[1]) == reference.record_hash([v], [dtype]), f"{mode} {dtype.simpleString()} {v}"
+                assert bytes(row[2]) == reference.record_hash([[v, v], (v,), {"k": v}], nested), f"{mode} {v}"

@@ -185,21 +185,24 @@ public class CanonicalEncoder extends Murmur3x64Stream {
     }
   }
 
-  /** A decimal as (unscaled, scale), normalised so that equal values hash the same at any precision. */
-  private void putDecimal(long unscaled, int scale) {
-    if (unscaled == 0L) {
-      scale = 0;
-    } else {
-      while (unscaled % 10L == 0L) {
-        unscaled /= 10L;
-        scale--;
+  /**
+   * A decimal as (unscaled, scale), normalised so that equal values hash the same at any precision. Generated
+   * code passes a DECIMAL(p, s) with p &lt;= 18 this way, so the {@link Decimal} it reads need not be allocated.
+   */
+  public void putDecimal(long unscaled, int scale) {
+    if (unscaled % 10L == 0L) {
+      if (unscaled == 0L) {
+        scale = 0;
+      } else {
+        do {
+          unscaled /= 10L;
+          scale--;
+        } while (unscaled % 10L == 0L);
       }
     }
-    int bitLength = 64 - Long.numberOfLeadingZeros(unscaled < 0 ? ~unscaled : unscaled);
-    int n = (bitLength >>> 3) + 1;
-    // i32(scale) || u8(n) as one 5-byte number.
-    putTagged(DECIMAL, (scale & 0xFFFFFFFFL) | (long) n << 32, 5);
-    put(unscaled, n);
+    int n = ((64 - Long.numberOfLeadingZeros(unscaled ^ (unscaled >> 63))) >>> 3) + 1;
+    // tag || i32(scale) || u8(n) || the n bytes of unscaled, least significant first: 6 + n bytes.
+    putPair(DECIMAL | (scale & 0xFFFFFFFFL) << 8 | (long) n << 40 | unscaled << 48, unscaled >> 16, 6 + n);
   }
 
   public void putString(UTF8String s) {

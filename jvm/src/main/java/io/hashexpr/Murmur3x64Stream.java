@@ -123,6 +123,18 @@ public class Murmur3x64Stream {
     advance(n + 1);
   }
 
+  /**
+   * Appends the low {@code n} bytes (8 &lt;= n &lt;= 16) of the 128-bit number whose low and high words are
+   * {@code lo} and {@code hi}, least significant first: a value whose parts fill more than one word goes in
+   * with two stores and one check of the buffer.
+   */
+  protected void putPair(long lo, long hi, int n) {
+    int p = pos;
+    store(p, lo);
+    store(p + 8, hi);
+    advance(n);
+  }
+
   /** Appends {@code len} bytes read from {@code base} at {@code offset} (Spark {@link Platform} addressing). */
   public void putBytes(Object base, long offset, int len) {
     if (len <= MAX_COPY) {

@@ -133,6 +133,14 @@ public final class Sha256CanonicalEncoder extends CanonicalEncoder {
   }
 
   @Override
+  protected void putPair(long lo, long hi, int n) {
+    ensure(16);
+    store(pos, lo);
+    store(pos + 8, hi);
+    pos += n;
+  }
+
+  @Override
   public void putBytes(Object base, long offset, int len) {
     ensure(len);
     Platform.copyMemory(base, offset, buffer, BASE + pos, len);

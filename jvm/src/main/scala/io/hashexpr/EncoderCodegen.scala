@@ -23,6 +23,10 @@ private[hashexpr] final class EncoderCodegen(ctx: CodegenContext, encoder: Strin
     case ByteType | ShortType | IntegerType | LongType => s"$encoder.putIntegral((long) $value);"
     case FloatType => s"$encoder.putFloat($value);"
     case DoubleType => s"$encoder.putDouble($value);"
+    // Unscaled value and scale as numbers: the Decimal read from the row then never escapes, and the JIT does
+    // not allocate it.
+    case dt: DecimalType if dt.precision <= Decimal.MAX_LONG_DIGITS =>
+      s"$encoder.putDecimal($value.toUnscaledLong(), $value.scale());"
     case _: DecimalType => s"$encoder.putDecimal($value);"
     case st: StringType if SparkShims.hasBinaryEquality(st) => s"$encoder.putString($value);"
     case st: StringType =>
