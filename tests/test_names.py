@@ -7,6 +7,7 @@ the struct's field, whose value is the same on every row, and the tests would se
 from __future__ import annotations
 
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -62,6 +63,45 @@ def test_column_functions_follow_f_col(tricky):
         (hx.record_hash(column("a.b")) == hx.record_hash(F.lit("x"))).alias("literal"),
     ).where("id = 1").first()
     assert row.path and row.field and row.literal
+
+
+NAME_FORMS = [
+    ("a.b",),
+    ("`a.b`",),
+    ("a.`b`",),
+    ("`x``y`", "Code", "unit price"),
+    ("code",),
+    ("*",),
+    ("t.*",),
+    ("a.*",),
+    ("id", "`a.b`", "a"),
+]
+
+
+@pytest.mark.parametrize("names", NAME_FORMS, ids=lambda names: "|".join(names))
+def test_names_mean_what_f_col_means(tricky, names):
+    """Names go to Spark as SQL text; each must reach what F.col(name) reaches, output name included."""
+    t = tricky.alias("t")
+    as_cols = [F.col(n) for n in names]
+    pairs = [
+        (hx.record_hash(*names), F.call_function("record_hash", *as_cols)),
+        (hx.record_hash(*names, by_name=True), F.call_function("record_hash_by_name", *as_cols)),
+        (hx.record_key(*names, salt="s'\\x"), F.call_function("record_key_with", F.lit("salt=s'\\x"), *as_cols)),
+        (hx.record_hash(*names[:-1], F.col(names[-1])), F.call_function("record_hash", *as_cols)),
+    ]
+    for ours, theirs in pairs:
+        got, want = t.select("id", ours), t.select("id", theirs)
+        assert got.columns == want.columns
+        assert got.orderBy("id").collect() == want.orderBy("id").collect()
+
+
+@pytest.mark.parametrize("name", ["a..b", "`a", "a.", ".a", "a`b", "nope"])
+def test_names_f_col_refuses_fail_as_f_col_fails(tricky, name):
+    with pytest.raises(AnalysisException) as ours:
+        tricky.select(hx.record_hash(name)).collect()
+    with pytest.raises(AnalysisException) as theirs:
+        tricky.select(F.call_function("record_hash", F.col(name))).collect()
+    assert ours.value.getCondition() == theirs.value.getCondition()
 
 
 def test_with_metadata_takes_names_literally(tricky):

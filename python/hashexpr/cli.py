@@ -40,7 +40,7 @@ from hashexpr.fingerprint import (
     _fingerprint_column,
     fingerprint_prefix,
 )
-from hashexpr.functions import _hash_options
+from hashexpr.options import hash_options
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -351,7 +351,7 @@ def _secret_env(name: str) -> str:
 
 
 def _hashing(
-    args: argparse.Namespace, check: Callable[[str, str | None], Any] = _hash_options
+    args: argparse.Namespace, check: Callable[[str, str | None], Any] = hash_options
 ) -> dict[str, Any]:
     """The algorithm keywords of ``args``, checked by ``check`` before Spark starts; the secret goes to the
     Spark conf."""
@@ -493,7 +493,7 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
                 )
         added = []
         if key_columns:
-            keyed = hx.record_key(*map(hnames.column, key_columns), **hashing)
+            keyed = hx.record_key(*map(hnames.quote, key_columns), **hashing)
             added.append(_hex_if(keyed, args.hex).alias(args.key_column_name))
         row_hash = hx.record_hash(*_hash_args(columns, requested or excluded), **hashing)
         added.append(_hex_if(row_hash, args.hex).alias(args.column_name))
@@ -535,9 +535,9 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
     return Outcome(summary=summary, report=report)
 
 
-def _hash_args(columns: Sequence[str], chosen: bool) -> list[Column | str]:
-    """``*`` for every column (as ``record_hash(*)`` in SQL), else the columns by name."""
-    return [hnames.column(name) for name in columns] if chosen else ["*"]
+def _hash_args(columns: Sequence[str], chosen: bool) -> list[str]:
+    """``*`` for every column (as ``record_hash(*)`` in SQL), else the columns by their quoted names."""
+    return list(map(hnames.quote, columns)) if chosen else ["*"]
 
 
 def _hex_if(column: Column, as_hex: bool) -> Column:
@@ -648,7 +648,7 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
 
 def _whole_fingerprint(df: DataFrame, expect: str | None, hashing: dict[str, Any]) -> Outcome:
     # One job for both: the count and the fingerprint are two aggregates of the same scan.
-    fingerprint_of_all = _fingerprint_column([F.col("*")], **hashing)
+    fingerprint_of_all = _fingerprint_column(["*"], **hashing)
     row = df.agg(F.count(F.lit(1)).alias("rows"), fingerprint_of_all.alias("fp")).first()
     rows, fingerprint = int(row["rows"]), row["fp"]
     outcome = Outcome(

@@ -57,7 +57,7 @@ def _key_names(key: KeyColumns) -> list[str]:
 
 def _hash_column(key: list[str], hash_col: str | None, salt: str | None, key_options: dict) -> Column:
     if hash_col is None:
-        return record_key(*map(column, key), salt=salt, **key_options)
+        return record_key(*map(quote, key), salt=salt, **key_options)
     if salt is not None or key_options:
         # A stored hash key is checked as it is; options would silently describe some other hash.
         raise ValueError(
@@ -232,8 +232,8 @@ def collision_exceptions(
         # business_keys is sorted, so position 0 is the same business key on every run.
         keys = keys.where(F.col("position") > 0)
     keys = keys.select(f"{_BK}.*").distinct()
-    parts = [column(n) for n in keys.columns]
-    return keys.select(*parts, record_key(*parts, salt=salt, **key_options).alias(REPLACEMENT_COLUMN))
+    replacement = record_key(*map(quote, keys.columns), salt=salt, **key_options)
+    return keys.select(*map(column, keys.columns), replacement.alias(REPLACEMENT_COLUMN))
 
 
 def _check_exceptions(exceptions: DataFrame, names: list[str]) -> None:

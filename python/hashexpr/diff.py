@@ -37,9 +37,10 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.errors import SchemaMismatchError
-from hashexpr.functions import Algorithm, _hash_options, _require
+from hashexpr.functions import _require
 from hashexpr.metadata import DEFAULT_NAMES
 from hashexpr.names import quote
+from hashexpr.options import Algorithm, hash_options
 from hashexpr.sql_text import record_hash_sql, record_key_sql, string
 
 if TYPE_CHECKING:
@@ -299,7 +300,7 @@ def _spec(
     algorithm: str = "murmur3",
     secret: str | None = None,
 ) -> _Spec:
-    _hash_options(algorithm, secret)
+    hash_options(algorithm, secret)
     # Checked once here: diff's queries call hashexpr's functions in SQL text.
     _require("record_hash")
     keys = (key,) if isinstance(key, str) else tuple(key)

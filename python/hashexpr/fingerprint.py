@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from pyspark.sql import Column
-from pyspark.sql import functions as F
 
-from hashexpr.functions import ColumnOrName, _check_secret_name, _require
-from hashexpr.names import column, resolve
+from hashexpr.functions import ColumnOrName, _call
+from hashexpr.names import column, quote, resolve
+from hashexpr.options import check_secret_name
 from hashexpr.spark_types import is_column
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def _check_fingerprint_options(algorithm: str, secret: str | None) -> None:
     if secret is not None:
         if algorithm != "lthash16":
             raise ValueError("secret is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256); drop it")
-        _check_secret_name(secret)
+        check_secret_name(secret)
 
 
 def fingerprint_prefix(algorithm: str = "murmur3", secret: str | None = None) -> str:
@@ -41,15 +41,14 @@ def fingerprint_prefix(algorithm: str = "murmur3", secret: str | None = None) ->
     return "hx1-lthash16-hmac:" if secret else "hx1-lthash16:"
 
 
-def _fingerprint_column(cols: list[Column], algorithm: str = "murmur3", secret: str | None = None) -> Column:
+def _fingerprint_column(
+    cols: list[ColumnOrName], algorithm: str = "murmur3", secret: str | None = None
+) -> Column:
     """``dataset_fingerprint(cols)``, or ``dataset_fingerprint_with(options, cols)`` for lthash16."""
     _check_fingerprint_options(algorithm, secret)
     if algorithm == "murmur3":
-        _require("dataset_fingerprint")
-        return F.call_function("dataset_fingerprint", *cols)
-    _require("dataset_fingerprint_with")
-    options = "algorithm=lthash16" + (f"; secret={secret}" if secret else "")
-    return F.call_function("dataset_fingerprint_with", F.lit(options), *cols)
+        return _call("dataset_fingerprint", "", cols)
+    return _call("dataset_fingerprint", "algorithm=lthash16" + (f"; secret={secret}" if secret else ""), cols)
 
 
 def dataset_fingerprint(
@@ -96,7 +95,7 @@ def dataset_fingerprint(
     >>> hx.dataset_fingerprint(a, algorithm="lthash16")[:13]
     'hx1-lthash16:'
     """
-    fingerprint = _fingerprint_column([F.col("*")], algorithm, secret)
+    fingerprint = _fingerprint_column(["*"], algorithm, secret)
     return df.agg(fingerprint).first()[0]
 
 
@@ -136,7 +135,7 @@ def fingerprints_by(
     for c in by:
         if not (is_column(c) or isinstance(c, str)):
             raise TypeError(f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}")
-    fingerprint = _fingerprint_column(list(map(column, df.columns)), algorithm, secret)
+    fingerprint = _fingerprint_column(list(map(quote, df.columns)), algorithm, secret)
     named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
     groups = [column(next(named)) if isinstance(c, str) else c for c in by]
     return df.groupBy(*groups).agg(fingerprint.alias(FINGERPRINT_COLUMN))

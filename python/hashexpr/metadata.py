@@ -18,8 +18,9 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from hashexpr.functions import Algorithm, _require, record_hash, record_key
-from hashexpr.names import column, resolve
+from hashexpr.functions import _require, record_hash, record_key
+from hashexpr.names import column, quote, resolve
+from hashexpr.options import Algorithm
 from hashexpr.reference import FORMAT_VERSION
 
 if TYPE_CHECKING:
@@ -299,8 +300,8 @@ def with_metadata(
         commit_at = F.lit(instant).cast("timestamp")
         commit = F.lit(commit_id if commit_id is not None else _commit_id(instant))
     added: list[tuple[str, Column]] = [
-        ("record_key", record_key(*map(column, keys), **dict(key_options or {}), **hashing)),
-        ("record_hash", record_hash(*map(column, payload), by_name=True, **hashing)),
+        ("record_key", record_key(*map(quote, keys), **dict(key_options or {}), **hashing)),
+        ("record_hash", record_hash(*map(quote, payload), by_name=True, **hashing)),
         ("commit_time", commit_at),
     ]
     if commit_seqno and streaming:

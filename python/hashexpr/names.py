@@ -41,6 +41,78 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def attribute_sql(name: str) -> str | None:
+    """Return SQL text that means what ``F.col(name)`` means, or None when it takes ``F.col`` to say it.
+
+    ``F.col`` splits a name at the dots outside backticks (``"a.b"`` is the field ``b`` of ``a``; ``"`a.b`"``
+    is the column ``a.b``) and reads ``"*"`` and ``"t.*"`` as stars; the text quotes each part, so the SQL
+    parser reads the same parts. A name ``F.col`` would refuse, or with an empty part, gives None: ``F.col``
+    then reports it in its own words.
+
+    Parameters
+    ----------
+    name : str
+        A name as :func:`pyspark.sql.functions.col` takes it.
+
+    Returns
+    -------
+    str or None
+        The SQL text, or None.
+
+    Examples
+    --------
+    >>> from hashexpr.names import attribute_sql
+    >>> attribute_sql("a.b"), attribute_sql("`a.b`"), attribute_sql("unit price"), attribute_sql("t.*")
+    ('`a`.`b`', '`a.b`', '`unit price`', '`t`.*')
+    >>> attribute_sql("a..b") is None, attribute_sql("`a") is None
+    (True, True)
+    """
+    if name == "*":
+        return name
+    star = name.endswith(".*")
+    parts = _attribute_parts(name[:-2] if star else name)
+    if parts is None or "" in parts:
+        return None
+    text = ".".join(map(quote, parts))
+    return text + ".*" if star else text
+
+
+def _attribute_parts(name: str) -> list[str] | None:
+    """The parts of ``name`` as Spark's ``parseAttributeName`` splits it, or None where that fails."""
+    parts: list[str] = []
+    part: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(name):
+        char = name[i]
+        if quoted:
+            if char != "`":
+                part.append(char)
+            elif name[i + 1 : i + 2] == "`":
+                part.append("`")
+                i += 1
+            else:
+                quoted = False
+                if name[i + 1 : i + 2] not in ("", "."):
+                    return None
+        elif char == "`":
+            if part:
+                return None
+            quoted = True
+        elif char == ".":
+            if i == 0 or name[i - 1] == "." or i == len(name) - 1:
+                return None
+            parts.append("".join(part))
+            part = []
+        else:
+            part.append(char)
+        i += 1
+    if quoted:
+        return None
+    parts.append("".join(part))
+    return parts
+
+
 def column(name: str) -> Column:
     """Return the top-level column named ``name``, taken literally (dots, spaces and backticks included).
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hashexpr.functions import _hash_options
+from hashexpr.options import hash_options
 
 # Text that a quoted SQL string literal holds as is, whatever the parser settings
 # (spark.sql.parser.escapedStringLiterals changes what a backslash means).
@@ -71,7 +71,7 @@ def record_hash_sql(
     "record_hash_with('algorithm=sha256', c)"
     """
     name = "record_hash_by_name" if by_name else "record_hash"
-    return _call(name, args, _hash_options(algorithm, secret))
+    return _call(name, args, hash_options(algorithm, secret))
 
 
 def record_key_sql(args: Sequence[str], *, algorithm: str = "murmur3", secret: str | None = None) -> str:
@@ -83,7 +83,7 @@ def record_key_sql(args: Sequence[str], *, algorithm: str = "murmur3", secret: s
     >>> record_key_sql(["id"])
     'record_key(id)'
     """
-    return _call("record_key", args, _hash_options(algorithm, secret))
+    return _call("record_key", args, hash_options(algorithm, secret))
 
 
 def _call(name: str, args: Sequence[str], options: list[str]) -> str:
