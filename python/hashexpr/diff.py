@@ -368,7 +368,7 @@ def _check_stored(spec: _Spec, i: int, names: tuple[str, str]) -> _Stored:
         with_key: record_hash_sql([quote(c) for c in cols], by_name=True, **spec.hashing) if cols else "X''"
         for with_key, cols in covered.items()
     }
-    key_hash = record_key_sql([quote(k) for k in spec.key], **spec.hashing)
+    key_hash = _key_hash(spec)
     row = (
         df.limit(_CHECKED_ROWS)
         .selectExpr(
@@ -409,6 +409,11 @@ def _null_key(spec: _Spec) -> str:
     return "(" + " OR ".join(f"{quote(k)} IS NULL" for k in spec.key) + ")"
 
 
+def _key_hash(spec: _Spec) -> str:
+    """SQL: ``record_key`` of the key columns, as diff computes it and ``with_metadata`` stores it."""
+    return record_key_sql([quote(k) for k in spec.key], **spec.hashing)
+
+
 def _hashes(spec: _Spec, i: int) -> dict[str, str]:
     """SQL of side ``i``'s per-row key hash (NULL when a key part is NULL), row hash, and bucket.
 
@@ -431,7 +436,7 @@ def _hashes(spec: _Spec, i: int) -> dict[str, str]:
         )
         row_hash = f"coalesce({quote(stored.record_hash)}, {missing})"
     else:
-        key_hash = f"CASE WHEN NOT {null_key} THEN {record_key_sql([quote(k) for k in spec.key], **spec.hashing)} END"
+        key_hash = f"CASE WHEN NOT {null_key} THEN {_key_hash(spec)} END"
         hashed = (spec.key if spec.by_name and spec.with_key else ()) + spec.columns
         row_hash = (
             record_hash_sql([quote(c) for c in hashed], by_name=spec.by_name, **spec.hashing)

@@ -40,9 +40,32 @@ def string(value: str) -> str:
     >>> spark.sql("SELECT " + string("it's") + " AS s").first().s
     "it's"
     """
-    if _PLAIN.fullmatch(value):
+    if plain(value):
         return f"'{value}'"
     return f"CAST(X'{value.encode('utf-8').hex().upper()}' AS STRING)"
+
+
+def plain(value: str) -> bool:
+    """Whether :func:`string` writes ``value`` as a plain ``'value'`` literal (no quote, no backslash)."""
+    return _PLAIN.fullmatch(value) is not None
+
+
+def call(name: str, args: Sequence[str], options: str = "") -> str:
+    """Return the SQL call of the hashexpr function ``name`` on the SQL expressions ``args``.
+
+    With ``options`` (the options text, e.g. ``'algorithm=sha256'``) it is the call of ``name_with``.
+
+    Examples
+    --------
+    >>> from hashexpr.sql_text import call
+    >>> call("record_key", ["`id`"]), call("record_key", ["`id`"], "salt=s; trim")
+    ('record_key(`id`)', "record_key_with('salt=s; trim', `id`)")
+    """
+    if not args:
+        raise ValueError(f"{name} needs at least one argument")
+    if options:
+        return f"{name}_with({string(options)}, {', '.join(args)})"
+    return f"{name}({', '.join(args)})"
 
 
 def record_hash_sql(
@@ -71,7 +94,7 @@ def record_hash_sql(
     "record_hash_with('algorithm=sha256', c)"
     """
     name = "record_hash_by_name" if by_name else "record_hash"
-    return _call(name, args, hash_options(algorithm, secret))
+    return call(name, args, "; ".join(hash_options(algorithm, secret)))
 
 
 def record_key_sql(args: Sequence[str], *, algorithm: str = "murmur3", secret: str | None = None) -> str:
@@ -83,12 +106,4 @@ def record_key_sql(args: Sequence[str], *, algorithm: str = "murmur3", secret: s
     >>> record_key_sql(["id"])
     'record_key(id)'
     """
-    return _call("record_key", args, hash_options(algorithm, secret))
-
-
-def _call(name: str, args: Sequence[str], options: list[str]) -> str:
-    if not args:
-        raise ValueError(f"{name} needs at least one argument")
-    if options:
-        return f"{name}_with({string('; '.join(options))}, {', '.join(args)})"
-    return f"{name}({', '.join(args)})"
+    return call("record_key", args, "; ".join(hash_options(algorithm, secret)))
