@@ -12,6 +12,18 @@ FOLDING_RULES = ",".join(
     for rule in ("ConstantFolding", "ConvertToLocalRelation", "FoldablePropagation")
 )
 
+#: Execution modes: interpreted (as Spark evaluates local rows, and as Spark Connect's client-side data runs),
+#: and generated code with constant folding and local-relation conversion off, so that the projection runs
+#: as generated code.
+EXECUTION_MODES = {
+    "interpreted": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
+    "codegen": {
+        "spark.sql.codegen.factoryMode": "CODEGEN_ONLY",
+        "spark.sql.codegen.wholeStage": "true",
+        "spark.sql.optimizer.excludedRules": FOLDING_RULES,
+    },
+}
+
 
 #: HMAC secrets by name, given to the test session with its configuration (as ``spark.hashexpr.secret.<name>``):
 #: hashexpr refuses secrets set on a running session, which Spark would write unredacted into the event log.

@@ -25,7 +25,7 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
-from spark_conf import FOLDING_RULES, spark_conf
+from spark_conf import EXECUTION_MODES, spark_conf
 
 from hashexpr import reference
 
@@ -34,17 +34,6 @@ SCHEMA = StructType([
     StructField("c1", StringType()),
     StructField("c2", ArrayType(IntegerType())),
 ])
-
-#: Execution modes: Spark's default (local rows are evaluated on the driver, interpreted), and generated code
-#: with constant folding and local-relation conversion off, so that the projection runs as generated code.
-MODES = {
-    "interpreted": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
-    "codegen": {
-        "spark.sql.codegen.factoryMode": "CODEGEN_ONLY",
-        "spark.sql.codegen.wholeStage": "true",
-        "spark.sql.optimizer.excludedRules": FOLDING_RULES,
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -140,7 +129,7 @@ def modes(spark):
     """Runs a function under each execution mode, restoring the session's settings afterwards."""
 
     def run(f: Callable[[str], None]) -> None:
-        for mode, conf in MODES.items():
+        for mode, conf in EXECUTION_MODES.items():
             with spark_conf(spark, conf):
                 f(mode)
 

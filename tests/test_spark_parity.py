@@ -27,6 +27,7 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+from spark_conf import EXECUTION_MODES, spark_conf
 
 from hashexpr import reference
 
@@ -163,16 +164,6 @@ DECIMAL_EDGES = [
 
 
 def test_decimals_match_reference_in_generated_and_interpreted_code(spark):
-    from spark_conf import FOLDING_RULES, spark_conf
-
-    modes = {
-        "interpreted": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
-        "codegen": {
-            "spark.sql.codegen.factoryMode": "CODEGEN_ONLY",
-            "spark.sql.codegen.wholeStage": "true",
-            "spark.sql.optimizer.excludedRules": FOLDING_RULES,
-        },
-    }
     for dtype, texts in DECIMAL_EDGES:
         values = [decimal.Decimal(t) for t in texts] + [None]
         nested = [ArrayType(dtype), StructType([StructField("d", dtype)]), MapType(StringType(), dtype)]
@@ -181,7 +172,7 @@ def test_decimals_match_reference_in_generated_and_interpreted_code(spark):
             StructType([StructField("idx", LongType()), StructField("d", dtype),
                         *(StructField(f"n{j}", t) for j, t in enumerate(nested))]),
         )
-        for mode, conf in modes.items():
+        for mode, conf in EXECUTION_MODES.items():
             with spark_conf(spark, conf):
                 got = df.selectExpr("idx", "record_hash(d)", "record_hash(n0, n1, n2)").orderBy("idx").collect()
             for row, v in zip(got, values):
