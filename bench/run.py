@@ -401,6 +401,12 @@ def profile_wide(b: Bench, wide, cols: list[str]) -> dict | None:
         return None
     xx = row_hash_candidates(cols)["xxhash64(...)  [Spark, 64-bit]"]
 
+    def hashed():
+        return wide.select(hx.record_hash(*cols).alias("h"))
+
+    def xxhashed():
+        return wide.selectExpr(f"{xx} as h")
+
     def built(make: Callable[[], object]) -> float:
         times = []
         for _ in range(5):
@@ -413,19 +419,16 @@ def profile_wide(b: Bench, wide, cols: list[str]) -> dict | None:
     samples = jfr_profile.profile(
         b.spark,
         {
-            "hx": (lambda: noop(wide.select(hx.record_hash(*cols).alias("h"))), ("io.hashexpr.",)),
-            "xx": (
-                lambda: noop(wide.selectExpr(f"{xx} as h")),
-                ("org.apache.spark.sql.catalyst.expressions.XXH64",),
-            ),
+            "hx": (lambda: noop(hashed()), ("io.hashexpr.",)),
+            "xx": (lambda: noop(xxhashed()), ("org.apache.spark.sql.catalyst.expressions.XXH64",)),
         },
         runs,
     )
     prof = {
         "runs": runs,
         **samples,
-        "hx_build": built(lambda: wide.select(hx.record_hash(*cols).alias("h"))),
-        "xx_build": built(lambda: wide.selectExpr(f"{xx} as h")),
+        "hx_build": built(hashed),
+        "xx_build": built(xxhashed),
     }
     b.log(f"  profile, 200 columns: record_hash {prof['hx']}; xxhash64 {prof['xx']}")
     return prof
