@@ -75,6 +75,20 @@ class DiffBucketsSuite extends SparkSuite {
     assert(asSeq(found(crowded.repartition(3), max)) == Seq(20000L, 20000L, 0L, 0L, 0L, 20000L, Seq.empty[Int]))
   }
 
+  test("a task with rows beyond one batch adds every row: batches end inside a bucket's rows and at a side") {
+    val max = DiffBuckets.MaxBuckets
+    val n = 3 * DiffBuckets.BatchSize + 5
+    // Old rows then new rows in one task, so a batch holds both sides; a few changed values and a missing row.
+    val rows = spark.range(0, 2L * n).selectExpr("CAST(id >= " + n + " AS INT) AS side", "id % " + n + " AS k")
+      .selectExpr("side", s"CAST(pmod(hash(k), ${max / 8}) AS INT) AS bucket",
+        "record_hash(k, IF(side = 1 AND k % 4099 = 7, -1, k % 13)) AS digest")
+      .where(s"NOT (side = 1 AND k = ${n - 1})")
+    val expected = reference(rows)
+    assert(expected(6).asInstanceOf[Seq[Int]].length > 5)
+    assert(asSeq(found(rows.coalesce(1), max)) == expected)
+    assert(asSeq(found(rows.coalesce(1).orderBy("digest"), max)) == expected)
+  }
+
   test("no rows: zero counts, no differing bucket") {
     assert(asSeq(found(sides.limit(0))) == Seq(0L, 0L, 0L, 0L, 0L, 0L, Seq.empty[Int]))
   }
