@@ -404,6 +404,29 @@ def test_when_most_buckets_differ_only_the_changed_keys_are_joined(spark, capsys
     assert "diff_key_filter_contains(" in capsys.readouterr().out
 
 
+def test_when_most_buckets_differ_the_keys_of_the_other_buckets_are_not_compared(spark):
+    # 8 buckets; the keys of buckets 0 to 5 (most rows) change, those of buckets 6 and 7 do not. The key filter
+    # and diff_plan compare the keys of the differing buckets alone, and count the other rows as unchanged.
+    base = spark.range(4000).selectExpr("id", "CAST(pmod(hash(record_key(id)), 8) AS INT) AS b", "id % 5 AS v")
+    old = base.selectExpr("id", "v")
+    new = base.where("NOT (b < 6 AND id % 11 = 0)").selectExpr(
+        "id", "IF(b < 6 AND id % 7 = 0, -1, v) AS v"
+    ).unionByName(spark.range(9000, 9100).where("pmod(hash(record_key(id)), 8) < 6").limit(3).selectExpr("id", "0 AS v"))
+    spec = diff_module._spec(old, new, "id", None, 8)
+    plan = diff_module._bucket_pass(spec)
+    unchanged_buckets = base.where("b >= 6").count()
+    assert plan.joins_everything and plan.unchanged_rows == unchanged_buckets, plan.unchanged_rows
+    compared = diff_module._hashed_sides(spec, plan).count()
+    assert compared == plan.rows_to_compare == plan.old_rows + plan.new_rows - 2 * unchanged_buckets
+    want = check(old, new, ["id"], buckets=8)
+    counts = Counter(change for (_, change, _, _), n in want.items() for _ in range(n))
+    assert diff_plan(old, new, "id", buckets=8).counts == {
+        "insert": counts["insert"], "update": counts["update"], "delete": counts["delete"],
+        "unchanged": 4000 - counts["update"] - counts["delete"], "duplicate_key": 0, "null_key": 0,
+    }  # fmt: skip
+    assert counts["insert"] == 3 and counts["update"] > 0 and counts["delete"] > 0
+
+
 def test_without_dataframe_scalar_every_row_is_joined(spark, monkeypatch, capsys):
     # PySpark before 4.0 has no DataFrame.scalar to carry the key filter: the join then reads every row.
     old, new = _changing_most_buckets(spark)

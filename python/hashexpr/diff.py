@@ -454,10 +454,11 @@ def _keyed(
     plan: _BucketPass | None,
     with_null_keys: bool = False,
     key_filter: Column | None = None,
+    dense: bool = False,
 ) -> DataFrame:
     """Side ``i``'s columns that diff reads, with the key hash and the bucket; with a plan, only the rows of the
-    differing buckets, with a key filter (:func:`_key_filter`) only the rows of the keys it holds, and the
-    NULL-key rows with ``with_null_keys``.
+    differing buckets (with ``dense`` also when those hold most rows), with a key filter (:func:`_key_filter`)
+    only the rows of the keys it holds, and the NULL-key rows with ``with_null_keys``.
 
     Row hashes and value structs are computed on this result, after the filter: for the rows it keeps only.
     """
@@ -468,7 +469,7 @@ def _keyed(
         *map(quote, names), f"{hashes[_KH]} AS {_KH}", f"{hashes[_BUCKET]} AS {_BUCKET}"
     )
     if plan is not None:
-        keyed = _bucket_filter(keyed, plan, with_null_keys)
+        keyed = _bucket_filter(keyed, plan, with_null_keys, dense)
     if key_filter is not None:
         held = F.call_function("diff_key_filter_contains", key_filter, F.col(_KH))
         keyed = keyed.where((F.col(_BUCKET) < 0) | held if with_null_keys else held)
@@ -480,10 +481,12 @@ def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
 
     The digest is the record hash of the key hash and the row hash: equal values hash alike also when a
     column's type differs between the sides within a widening group, and a changed key changes the digest.
-    A side with stored hashes is read for its key columns and those two hashes alone.
+    A side with stored hashes is read for its key columns and those two hashes alone. With a plan the
+    differing buckets are kept however many rows they hold: a row of the other buckets would only be
+    shuffled and compared to be found unchanged.
     """
     sides = [
-        _keyed(spec, i, plan).selectExpr(
+        _keyed(spec, i, plan, dense=True).selectExpr(
             f"{i} AS {_SIDE}", _BUCKET, _KH, f"record_hash({_KH}, {_hashes(spec, i)[_H]}) AS {_DIGEST}"
         )
         for i in (0, 1)
@@ -565,16 +568,20 @@ def _counts(spec: _Spec, plan: _BucketPass) -> dict[str, int]:
         )
     ).first()
     counts = {name: int(row[name]) for name in ("insert", "update", "delete", "unchanged", "duplicate_key")}
-    if not plan.joins_everything:  # otherwise the keys of the unchanged buckets were compared too
-        counts["unchanged"] += plan.unchanged_rows
+    counts["unchanged"] += plan.unchanged_rows
     counts["null_key"] = sum(plan.null_key_rows)
     return {t: counts[t] for t in CHANGE_TYPES}
 
 
-def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool = False) -> DataFrame:
+def _bucket_filter(
+    df: DataFrame, plan: _BucketPass | None, with_null_keys: bool = False, dense: bool = False
+) -> DataFrame:
     """Keep the rows of the differing buckets (every keyed row without a plan, i.e. with unchanged rows), and
-    with ``with_null_keys`` the NULL-key rows (bucket -1) too."""
-    if plan is None or plan.joins_everything:
+    with ``with_null_keys`` the NULL-key rows (bucket -1) too.
+
+    When the differing buckets hold most rows, the values join does not filter (its rows go on into a key
+    filter, or are all joined); ``dense`` filters then too, for queries that move only hashes."""
+    if plan is None or (plan.joins_everything and not dense):
         return df if with_null_keys else df.where(f"{_BUCKET} >= 0")
     ids = list(plan.differing_buckets)
     if with_null_keys and sum(plan.null_key_rows):
@@ -599,8 +606,8 @@ def _key_filter(spec: _Spec, plan: _BucketPass | None) -> Column | None:
 
     Buckets hold several keys each on large inputs (2^20 buckets, 8 keys at 8 million rows a side), so at high
     change rates most buckets differ and the join would carry every row's values through its shuffle. Instead,
-    the keys of both sides are compared one by one on their hashes (a shuffle of two hashes per row), and the
-    keys that differ set bits in a bitmap (``diff_key_filter``), a scalar subquery that Spark runs once; the
+    the keys of the differing buckets are compared one by one on their hashes (a shuffle of two hashes per
+    row), and the keys that differ set bits in a bitmap (``diff_key_filter``), a scalar subquery that Spark runs once; the
     join then reads the rows of those keys, and of the unchanged keys only the few that share a bit. This reads
     the inputs a third time. Needs ``DataFrame.scalar`` (PySpark 4.0 and later); without it, every row is joined.
     """
