@@ -1456,7 +1456,7 @@ def parse_args(argv=None):
     p.add_argument(
         "--diff-sizes", default="2000000,8000000", help="rows a side of the diff snapshots, comma-separated"
     )
-    p.add_argument("--diff-rounds", type=int, default=2, help="rounds of the interleaved diff candidates")
+    p.add_argument("--diff-rounds", type=int, default=3, help="rounds of the interleaved diff candidates")
     p.add_argument(
         "--data-dir",
         default=str(HERE.parent / "target" / "bench-data"),
