@@ -607,9 +607,10 @@ def _key_filter(spec: _Spec, plan: _BucketPass | None) -> Column | None:
     Buckets hold several keys each on large inputs (2^20 buckets, 8 keys at 8 million rows a side), so at high
     change rates most buckets differ and the join would carry every row's values through its shuffle. Instead,
     the keys of the differing buckets are compared one by one on their hashes (a shuffle of two hashes per
-    row), and the keys that differ set bits in a bitmap (``diff_key_filter``), a scalar subquery that Spark runs once; the
-    join then reads the rows of those keys, and of the unchanged keys only the few that share a bit. This reads
-    the inputs a third time. Needs ``DataFrame.scalar`` (PySpark 4.0 and later); without it, every row is joined.
+    row), and the keys that differ set bits in a bitmap (``diff_key_filter``), a scalar subquery that Spark
+    runs once; the join then reads the rows of those keys, and of the unchanged keys only the few that share a
+    bit. This reads the inputs a third time. Needs ``DataFrame.scalar`` (PySpark 4.0 and later); without it,
+    every row is joined.
     """
     # Looked up on the class: a DataFrame answers an unknown attribute with a column of that name.
     if plan is None or not plan.joins_everything or not callable(getattr(type(spec.old), "scalar", None)):
