@@ -407,11 +407,16 @@ def test_when_most_buckets_differ_only_the_changed_keys_are_joined(spark, capsys
 def test_when_most_buckets_differ_the_keys_of_the_other_buckets_are_not_compared(spark):
     # 8 buckets; the keys of buckets 0 to 5 (most rows) change, those of buckets 6 and 7 do not. The key filter
     # and diff_plan compare the keys of the differing buckets alone, and count the other rows as unchanged.
-    base = spark.range(4000).selectExpr("id", "CAST(pmod(hash(record_key(id)), 8) AS INT) AS b", "id % 5 AS v")
+    base = spark.range(4000).selectExpr(
+        "id", "CAST(pmod(hash(record_key(id)), 8) AS INT) AS b", "id % 5 AS v"
+    )
     old = base.selectExpr("id", "v")
-    new = base.where("NOT (b < 6 AND id % 11 = 0)").selectExpr(
-        "id", "IF(b < 6 AND id % 7 = 0, -1, v) AS v"
-    ).unionByName(spark.range(9000, 9100).where("pmod(hash(record_key(id)), 8) < 6").limit(3).selectExpr("id", "0 AS v"))
+    inserted = spark.range(9000, 9100).where("pmod(hash(record_key(id)), 8) < 6").limit(3)
+    new = (
+        base.where("NOT (b < 6 AND id % 11 = 0)")
+        .selectExpr("id", "IF(b < 6 AND id % 7 = 0, -1, v) AS v")
+        .unionByName(inserted.selectExpr("id", "0 AS v"))
+    )
     spec = diff_module._spec(old, new, "id", None, 8)
     plan = diff_module._bucket_pass(spec)
     unchanged_buckets = base.where("b >= 6").count()

@@ -79,7 +79,7 @@ class DiffBucketsSuite extends SparkSuite {
     val max = DiffBuckets.MaxBuckets
     val n = 3 * DiffBuckets.BatchSize + 5
     // Old rows then new rows in one task, so a batch holds both sides; a few changed values and a missing row.
-    val rows = spark.range(0, 2L * n).selectExpr("CAST(id >= " + n + " AS INT) AS side", "id % " + n + " AS k")
+    val rows = spark.range(0, 2L * n).selectExpr(s"CAST(id >= $n AS INT) AS side", s"id % $n AS k")
       .selectExpr("side", s"CAST(pmod(hash(k), ${max / 8}) AS INT) AS bucket",
         "record_hash(k, IF(side = 1 AND k % 4099 = 7, -1, k % 13)) AS digest")
       .where(s"NOT (side = 1 AND k = ${n - 1})")
