@@ -454,11 +454,10 @@ def _keyed(
     plan: _BucketPass | None,
     with_null_keys: bool = False,
     key_filter: Column | None = None,
-    dense: bool = False,
 ) -> DataFrame:
     """Side ``i``'s columns that diff reads, with the key hash and the bucket; with a plan, only the rows of the
-    differing buckets (with ``dense`` also when those hold most rows), with a key filter (:func:`_key_filter`)
-    only the rows of the keys it holds, and the NULL-key rows with ``with_null_keys``.
+    differing buckets, with a key filter (:func:`_key_filter`) only the rows of the keys it holds, and the
+    NULL-key rows with ``with_null_keys``.
 
     Row hashes and value structs are computed on this result, after the filter: for the rows it keeps only.
     """
@@ -469,7 +468,7 @@ def _keyed(
         *map(quote, names), f"{hashes[_KH]} AS {_KH}", f"{hashes[_BUCKET]} AS {_BUCKET}"
     )
     if plan is not None:
-        keyed = _bucket_filter(keyed, plan, with_null_keys, dense)
+        keyed = _bucket_filter(keyed, plan, with_null_keys)
     if key_filter is not None:
         held = F.call_function("diff_key_filter_contains", key_filter, F.col(_KH))
         keyed = keyed.where((F.col(_BUCKET) < 0) | held if with_null_keys else held)
@@ -486,7 +485,7 @@ def _hashed_sides(spec: _Spec, plan: _BucketPass | None = None) -> DataFrame:
     shuffled and compared to be found unchanged.
     """
     sides = [
-        _keyed(spec, i, plan, dense=True).selectExpr(
+        _keyed(spec, i, plan).selectExpr(
             f"{i} AS {_SIDE}", _BUCKET, _KH, f"record_hash({_KH}, {_hashes(spec, i)[_H]}) AS {_DIGEST}"
         )
         for i in (0, 1)
@@ -573,15 +572,10 @@ def _counts(spec: _Spec, plan: _BucketPass) -> dict[str, int]:
     return {t: counts[t] for t in CHANGE_TYPES}
 
 
-def _bucket_filter(
-    df: DataFrame, plan: _BucketPass | None, with_null_keys: bool = False, dense: bool = False
-) -> DataFrame:
+def _bucket_filter(df: DataFrame, plan: _BucketPass | None, with_null_keys: bool = False) -> DataFrame:
     """Keep the rows of the differing buckets (every keyed row without a plan, i.e. with unchanged rows), and
-    with ``with_null_keys`` the NULL-key rows (bucket -1) too.
-
-    When the differing buckets hold most rows, the values join does not filter (its rows go on into a key
-    filter, or are all joined); ``dense`` filters then too, for queries that move only hashes."""
-    if plan is None or (plan.joins_everything and not dense):
+    with ``with_null_keys`` the NULL-key rows (bucket -1) too."""
+    if plan is None:
         return df if with_null_keys else df.where(f"{_BUCKET} >= 0")
     ids = list(plan.differing_buckets)
     if with_null_keys and sum(plan.null_key_rows):
@@ -653,7 +647,10 @@ def _side_rows(
     """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
     sums of :func:`_lanes` over the key's rows; shuffled into ``partitions`` partitions when given."""
     prefix = "on"[i]
-    hashed = _keyed(spec, i, plan, with_null_keys=True, key_filter=key_filter).selectExpr(
+    # When the differing buckets hold most rows, a filter by bucket costs more than it saves: the rows go on
+    # into the key filter, or are all joined.
+    by_bucket = None if plan is None or plan.joins_everything else plan
+    hashed = _keyed(spec, i, by_bucket, with_null_keys=True, key_filter=key_filter).selectExpr(
         *(f"{quote(k)} AS {prefix}k{j}" for j, k in enumerate(spec.key)),
         f"{_values(spec)} AS {prefix}{_V}",
         _KH,
