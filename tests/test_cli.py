@@ -85,7 +85,8 @@ def inputs(spark, tmp_path_factory) -> dict[str, Path]:
     (folder / "dotted.json").write_text(
         "\n".join(json.dumps(r) for r in DOTTED_ROWS) + "\n", encoding="utf-8"
     )
-    (folder / "corrupt.parquet").write_text("not a Parquet file\n", encoding="utf-8")
+    # Parquet's magic bytes around no Parquet: only Spark's reader finds out.
+    (folder / "corrupt.parquet").write_bytes(b"PAR1 not a Parquet file PAR1")
     # A later snapshot of rows.parquet: id 1 updated, id 2 deleted, id 5 inserted, one of id 4's two rows changed.
     changed = [(1, "b", *ROWS[0][2:]), *ROWS[2:4], (4, "é", 3.0, *ROWS[4][3:]), (5, "new", None, None, None)]
     spark.createDataFrame(changed, SCHEMA).coalesce(1).write.parquet(str(folder / "rows_v2.parquet"))
@@ -282,7 +283,7 @@ def test_collisions_prints_each_problem_and_fails(runs):
 
 def test_unknown_column_lists_the_available_ones(outputs, runs):
     message = _one_error_line(runs["bad column"])
-    assert message == "unknown column 'nmae'; available columns: id, name, amount, day, ts"
+    assert message == "unknown column 'nmae' (did you mean 'name'?); available columns: id, name, amount, day, ts"
     assert not (outputs / "x.parquet").exists()
 
 
@@ -378,6 +379,37 @@ OUTPUT_FORMATS = f"{FORMATS}, delta"
             "unknown mode 'append': use one of error, overwrite",
             id="unknown mode",
         ),
+        pytest.param(
+            ["planes.parquet", "--format", "csv", "--out", "o", "--hex"],
+            "planes.parquet is not CSV: it is Parquet data; read it with --format parquet",
+            id="parquet read as csv",
+        ),
+        pytest.param(
+            ["rows.csv", "--format", "parquet", "--out", "o"],
+            "rows.csv is not Parquet: it does not start and end with PAR1, Parquet's magic bytes",
+            id="csv read as parquet",
+        ),
+        pytest.param(
+            ["data", "--format", "delta", "--out", "o"],
+            "data is not a Delta table: it has no _delta_log",
+            id="a directory read as delta",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "o.prquet", "--hex"],
+            "cannot tell the format of o.prquet from its extension '.prquet': name it with --out-format "
+            f"({OUTPUT_FORMATS}), or drop the extension to write parquet",
+            id="unknown output extension",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "o", "--key", "id", "--key-options", "trim, case=upper"],
+            "--key-options: unknown option 'trim, case=upper' (options are separated by ';', not ',')",
+            id="key options with a comma",
+        ),
+        pytest.param(
+            ["rows.csv", "--out", "o", "--key-options", "trim"],
+            "--key-options are the options of the --key column: add --key",
+            id="key options without a key",
+        ),
     ],
 )
 def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, monkeypatch):
@@ -387,13 +419,20 @@ def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, mo
     (tmp_path / "taken.parquet").mkdir()
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "in.csv").write_text(CSV, encoding="utf-8")
+    (tmp_path / "planes.parquet").write_bytes(b"PAR1" + bytes(range(256)) + b"PAR1")
     run = _cli("hash", *args, "--verbose")
     assert _one_error_line(run) == message
     # Nothing was written, and Spark never started (it would have printed the JVM's notice).
     assert not (tmp_path / "o").exists() and not (tmp_path / "o.parquet").exists()
     assert (tmp_path / "rows.csv").read_text(encoding="utf-8") == CSV
     assert (tmp_path / "data" / "in.csv").read_text(encoding="utf-8") == CSV
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "rows.csv", "rows.txt", "taken.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "data",
+        "planes.parquet",
+        "rows.csv",
+        "rows.txt",
+        "taken.parquet",
+    ]
     assert _JVM_NOTICE not in run.stderr
 
 

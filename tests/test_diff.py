@@ -11,8 +11,14 @@ from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, Row
+from spark_conf import spark_conf
 
 diff_module = importlib.import_module("hashexpr.diff")
+buckets_module = importlib.import_module("hashexpr.diff.buckets")
+inputs_module = importlib.import_module("hashexpr.diff.inputs")
+join_module = importlib.import_module("hashexpr.diff.join")
+rows_module = importlib.import_module("hashexpr.diff.rows")
+stored_module = importlib.import_module("hashexpr.diff.stored")
 diff, diff_plan, summarize = diff_module.diff, diff_module.diff_plan, diff_module.summarize
 
 Entry = tuple[Any, str, str, Any]
@@ -312,7 +318,9 @@ def test_invalid_arguments(spark):
     df = spark.createDataFrame([(1, "a")], "change INT, s STRING")
     with pytest.raises(ValueError, match="may not be named"):
         diff(df, df, "change")
-    with pytest.raises(ValueError, match="must exist on both sides"):
+    with pytest.raises(
+        ValueError, match=r"key= must name columns of both old and new: 'nope' \(missing in old and new\)"
+    ):
         diff(df, df, "nope")
     with pytest.raises(ValueError, match="at least one key"):
         diff(df, df, [])
@@ -331,18 +339,18 @@ def test_no_compared_columns(spark):
 
 
 def test_many_differing_buckets_use_a_semi_join(spark, monkeypatch):
-    monkeypatch.setattr(diff_module, "_MAX_IN_LIST", 2)
+    monkeypatch.setattr(rows_module, "MAX_IN_LIST", 2)
     old = spark.range(200).selectExpr("id", "id % 7 AS v")
     new = spark.range(200).selectExpr("id", "IF(id % 20 = 0, -1, id % 7) AS v")
     plan = diff_plan(old, new, "id")
-    assert len(plan.differing_buckets) == 10 > diff_module._MAX_IN_LIST
+    assert len(plan.differing_buckets) == 10 > rows_module.MAX_IN_LIST
     check(old, new, ["id"], with_unchanged=False)
 
 
 def test_the_plan_does_not_grow_with_the_differing_buckets(spark, monkeypatch):
     # The bucket list of the semi-join is data, not a literal: Spark keeps every query's plan for its UI, and a
     # literal of 10^5 buckets made each one megabytes long.
-    monkeypatch.setattr(diff_module, "_MAX_IN_LIST", 2)
+    monkeypatch.setattr(rows_module, "MAX_IN_LIST", 2)
     old = spark.range(5000).selectExpr("id", "id % 7 AS v")
 
     def plan_chars(every: int) -> int:
@@ -356,7 +364,7 @@ def test_the_plan_does_not_grow_with_the_differing_buckets(spark, monkeypatch):
 def test_a_large_values_join_is_spread_over_more_tasks(spark, monkeypatch, capsys):
     # More rows to compare than the configured partitions would hold at _ROWS_PER_TASK each: both sides are
     # shuffled into enough partitions, once, and the answer does not change.
-    monkeypatch.setattr(diff_module, "_ROWS_PER_TASK", 5)
+    monkeypatch.setattr(join_module, "ROWS_PER_TASK", 5)
     old = spark.range(300).selectExpr("id", "id % 7 AS v")
     new = spark.range(300).selectExpr("IF(id = 7, NULL, id) AS id", "IF(id % 10 = 0, -1, id % 7) AS v")
     new = new.unionByName(spark.range(3).selectExpr("id * 11 AS id", "-2 AS v"))
@@ -392,12 +400,12 @@ def test_when_most_buckets_differ_only_the_changed_keys_are_joined(spark, capsys
     # Every bucket differs, so the join would read every row; the keys are compared on their hashes first and
     # the join reads the rows of the changed keys, the NULL-key rows and the few that share the filter's bits.
     old, new = _changing_most_buckets(spark)
-    spec = diff_module._spec(old, new, "id", None, 4)
-    plan = diff_module._bucket_pass(spec)
+    spec = inputs_module.checked(old, new, "id", None, 4)
+    plan = buckets_module.bucket_pass(spec)
     assert plan.joins_everything
-    key_filter = diff_module._key_filter(spec, plan)
+    key_filter = buckets_module.key_filter(spec, plan)
     assert key_filter is not None
-    joined = sum(diff_module._keyed(spec, i, plan, True, key_filter).count() for i in (0, 1))
+    joined = sum(rows_module.keyed(spec, i, plan, True, key_filter).count() for i in (0, 1))
     changed = sum(check(old, new, ["id"], buckets=4).values())
     assert changed <= joined < changed + 40, (changed, joined)
     diff(old, new, "id", buckets=4).explain()
@@ -417,11 +425,11 @@ def test_when_most_buckets_differ_the_keys_of_the_other_buckets_are_not_compared
         .selectExpr("id", "IF(b < 6 AND id % 7 = 0, -1, v) AS v")
         .unionByName(inserted.selectExpr("id", "0 AS v"))
     )
-    spec = diff_module._spec(old, new, "id", None, 8)
-    plan = diff_module._bucket_pass(spec)
+    spec = inputs_module.checked(old, new, "id", None, 8)
+    plan = buckets_module.bucket_pass(spec)
     unchanged_buckets = base.where("b >= 6").count()
     assert plan.joins_everything and plan.unchanged_rows == unchanged_buckets, plan.unchanged_rows
-    compared = diff_module._hashed_sides(spec, plan).count()
+    compared = rows_module.hashed_sides(spec, plan).count()
     assert compared == plan.rows_to_compare == plan.old_rows + plan.new_rows - 2 * unchanged_buckets
     want = check(old, new, ["id"], buckets=8)
     counts = Counter(change for (_, change, _, _), n in want.items() for _ in range(n))
@@ -594,17 +602,18 @@ def test_stored_hashes_give_the_same_diff(stored):
 
 
 def test_stored_hashes_are_what_the_first_pass_reads(stored, capsys):
-    _, new, old_stored, _ = stored
-    spec = diff_module._spec(old_stored, new, "id", None, None, None, None)
+    old, new, old_stored, _ = stored
+    spec = inputs_module.checked(old_stored, new, "id", None, None, None, None)
     assert spec.stored[0] is not None and spec.stored[1] is None and spec.with_key
-    diff_module._hashed_sides(spec).explain()
+    rows_module.hashed_sides(spec).explain()
     plan = capsys.readouterr().out
     old_scan = next(line for line in plan.splitlines() if "FileScan parquet" in line)
     assert "ReadSchema: struct<id:int,_hx_record_key:binary,_hx_record_hash:binary>" in old_scan
-    # Asked not to, diff hashes the values, and the metadata columns are data like any other.
-    with pytest.raises(ValueError, match=r"only in old: \['_hx_record_key'"):
-        diff(old_stored, new, "id", old_hashes=False)
-    assert diff_module._spec(old_stored, new, "id", ["s", "x"], None, False, None).stored == (None, None)
+    # Asked not to, diff hashes the values; the metadata columns are still no data.
+    assert inputs_module.checked(old_stored, new, "id", ["s", "x"], None, False, None).stored == (None, None)
+    assert entries(diff(old_stored, new, "id", old_hashes=False), ["id"]) == entries(
+        diff(old, new, "id"), ["id"]
+    )
 
 
 def test_named_stored_hash_columns(stored):
@@ -624,11 +633,13 @@ def test_stored_hashes_that_do_not_match_are_refused(spark):
     new = spark.createDataFrame([(1, "a", 1.5), (3, "c", 3.0)], "id INT, s STRING, x DOUBLE")
     # Hashed over one column: the compared columns differ, and the message says how to match them.
     subset = with_metadata(old, "id", hash_columns=["s"])
-    with pytest.raises(ValueError, match=r"is not record_hash_by_name of the compared columns \['s', 'x'\]"):
+    with pytest.raises(ValueError, match=r"record_hash_by_name over the columns \['s'\], not \['s', 'x'\]"):
         diff(subset, new, "id")
     assert summarize(diff(subset, new, "id", columns=["s"]))["update"] == 0
     # Keys written with options, or a positional hash stored under the name: other things than diff compares.
-    with pytest.raises(ValueError, match=r"`_hx_record_key` is not record_key\(id\).*key options"):
+    with pytest.raises(
+        ValueError, match=r"`_hx_record_key` is record_key with key options 'a salt', not none"
+    ):
         diff(with_metadata(old, "id", key_options={"salt": "s1"}), new, "id")
     positional = with_metadata(old, "id").withColumn("_hx_record_hash", record_hash("id", "s", "x"))
     with pytest.raises(ValueError, match="in another mode"):
@@ -658,7 +669,98 @@ def test_a_missing_stored_hash_fails_the_query(spark, monkeypatch):
     new = spark.range(50).selectExpr("id", "id % 4 AS v")
     with pytest.raises(ValueError, match="1 of the first 50 rows have no stored hash"):
         diff(old, new, "id")
-    # Beyond the rows checked up front, the query fails rather than report a change that is not one.
-    monkeypatch.setattr(diff_module, "_CHECKED_ROWS", 10)
-    with pytest.raises(PySparkException, match="a row of old has a NULL _hx_record_key or _hx_record_hash"):
-        diff(old, new, "id").collect()
+    # Beyond the rows checked up front, the bucket pass fails rather than report a change that is not one;
+    # the values join, which include_unchanged runs alone, fails the query the same way.
+    monkeypatch.setattr(stored_module, "CHECKED_ROWS", 10)
+    with pytest.raises(
+        ValueError, match="^diff cannot use the stored hashes of old: a row has a NULL _hx_record_key"
+    ):
+        diff(old, new, "id")
+    with pytest.raises(PySparkException, match="diff cannot use the stored hashes of old: a row has a NULL"):
+        diff(old, new, "id", include_unchanged=True).collect()
+
+
+def _dirty_tail(spark, n: int = 300, clean: int = 150) -> tuple[DataFrame, DataFrame]:
+    """Identical snapshots of tail numbers, whose rows after ``clean`` are lower case with a trailing space."""
+    rows = [(f"N{i:05d}" if i <= clean else f"n{i:05d} ", i % 7) for i in range(1, n + 1)]
+    df = spark.createDataFrame(rows, "tailnum STRING, seats INT")
+    return df, df
+
+
+def test_stored_keys_written_with_key_options_are_refused_wherever_their_rows_are(spark):
+    from hashexpr.metadata import with_metadata
+
+    old, new = _dirty_tail(spark)
+    options = {"trim": True, "case": "upper"}
+    stored = with_metadata(old, "tailnum", key_options=options)
+    # The key records its definition: refused before any job, whatever the rows.
+    with pytest.raises(ValueError, match=r"is record_key with key options 'trim; case=upper', not none"):
+        diff(stored, new, "tailnum")
+    # A key that records none (written before definitions were recorded) is checked on every row: the sample of
+    # the first 100 rows is clean, row 151 is not, and the diff refuses instead of inventing 150 inserts and
+    # 150 deletes.
+    unrecorded = stored.withMetadata("_hx_record_key", {}).withMetadata("_hx_record_hash", {})
+    with pytest.raises(ValueError, match=r"`_hx_record_key` is not record_key\(tailnum\) in a row"):
+        diff(unrecorded, new, "tailnum")
+    with pytest.raises(ValueError, match=r"`_hx_record_key` is not record_key\(tailnum\) in a row"):
+        diff_plan(unrecorded, new, "tailnum")
+    # The advice in the message works: hashing the values finds no change.
+    for refused in (stored, unrecorded):
+        assert summarize(diff(refused, new, "tailnum", old_hashes=False)) == dict.fromkeys(
+            ("insert", "update", "delete", "duplicate_key", "null_key"), 0
+        )
+
+
+def test_unrecorded_stored_hashes_are_used_when_every_row_matches(stored):
+    old, new, old_stored, _ = stored
+    unrecorded = old_stored.withMetadata("_hx_record_key", {}).withMetadata("_hx_record_hash", {})
+    spec = inputs_module.checked(unrecorded, new, "id", None, None, None, None)
+    assert spec.stored[0].verify_key and spec.stored[0].verify_hash and spec.with_key
+    assert entries(diff(unrecorded, new, "id"), ["id"]) == entries(diff(old, new, "id"), ["id"])
+    assert diff_plan(unrecorded, new, "id").counts == diff_plan(old, new, "id").counts
+    recorded = inputs_module.checked(old_stored, new, "id", None, None, None, None)
+    assert not recorded.stored[0].verify_key and not recorded.stored[0].verify_hash
+
+
+def test_stored_hash_definitions_are_compared(spark, tmp_path):
+    from hashexpr.metadata import with_metadata
+
+    old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0)], "id INT, s STRING, x DOUBLE")
+    new = spark.createDataFrame([(1, "a", 1.5), (3, "c", 3.0)], "id INT, s STRING, x DOUBLE")
+    want = {"insert": 1, "update": 1, "delete": 1, "duplicate_key": 0, "null_key": 0}
+    # Other names, found by the marks with_metadata leaves, and kept through Parquet.
+    named = with_metadata(old, "id", names={"record_key": "RK", "record_hash": "RH", "commit_time": "at"})
+    named.write.parquet(str(tmp_path / "named"))
+    read = spark.read.parquet(str(tmp_path / "named"))
+    spec = inputs_module.checked(read, new, "id", None, None, None, None)
+    assert (spec.stored[0].record_key, spec.stored[0].record_hash) == ("RK", "RH")
+    assert "at" not in spec.columns and summarize(diff(read, new, "id")) == want
+    # Another algorithm, or columns renamed after the hashes were stored: refused, with the difference.
+    with pytest.raises(ValueError, match="with algorithm=sha256, not algorithm=murmur3"):
+        diff(with_metadata(old, "id", algorithm="sha256"), new, "id")
+    renamed = with_metadata(old, "id").withColumnRenamed("s", "name")
+    with pytest.raises(ValueError, match=r"record_key over the columns|over the columns \['id', 's', 'x'\]"):
+        diff(renamed, new.withColumnRenamed("s", "name"), "id")
+    assert summarize(diff(renamed, new.withColumnRenamed("s", "name"), "id", old_hashes=False)) == want
+
+
+def test_names_resolve_as_spark_resolves_them(spark):
+    old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0)], "TailNum STRING, Seats STRING, x DOUBLE")
+    new = spark.createDataFrame([(1, "a", 1.5), (3, "c", 3.0)], "tailnum STRING, SEATS STRING, X DOUBLE")
+    want = {"insert": 1, "update": 1, "delete": 1, "duplicate_key": 0, "null_key": 0}
+    assert summarize(diff(old, new, "TAILNUM")) == want
+    result = diff(old, new, ["tailnum"], columns=["x", "seats"], include_values=True)
+    assert result.columns[0] == "TailNum"
+    updated = result.where("change = 'update'").first()
+    assert updated.changed_columns == ["x"] and updated.old.asDict() == {"x": 1.0, "Seats": "a"}
+    with pytest.raises(
+        ValueError,
+        match=r"key= must name columns of both old and new: 'tailnun' \(missing in "
+        r"old and new; did you mean 'TailNum', 'tailnum'\?\)",
+    ):
+        diff(old, new, "tailnun")
+    with pytest.raises(ValueError, match=r"columns= must name columns of both old and new: 'sets' \(missing"):
+        diff(old, new, "tailnum", columns=["sets"])
+    exact = spark_conf(spark, {"spark.sql.caseSensitive": "true"})
+    with exact, pytest.raises(ValueError, match=r"'TAILNUM' \(missing in old and new; did you mean"):
+        diff(old, new, "TAILNUM")

@@ -103,7 +103,7 @@ def test_fingerprints_by_lthash16_equals_each_group_alone(spark):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"algorithm": "sha256"}, "algorithm must be 'murmur3' or 'lthash16'"),
+        ({"algorithm": "sha256"}, "algorithm must be one of 'murmur3', 'lthash16', got 'sha256'"),
         ({"secret": "pii"}, "secret is only for algorithm='lthash16'"),
         ({"algorithm": "lthash16", "secret": "the key itself!"}, "secret must be a conf name"),
     ],

@@ -47,6 +47,11 @@ def test_resolve_matches_as_spark_does(spark, tricky):
         resolve(tricky, ["b"], "f")
     with pytest.raises(ValueError, match="non-empty"):
         resolve(tricky, [""], "f")
+    # A name that matches no column names the nearest one, ignoring case.
+    with pytest.raises(ValueError, match=r"^f: df has no column 'unit_price' \(did you mean 'unit price'\?\)"):
+        resolve(tricky, ["unit_price"], "f")
+    with pytest.raises(ValueError, match=r"fingerprints_by: df has no column 'CDE' \(did you mean 'Code'\?\)"):
+        hx.fingerprints_by(tricky, "CDE")
     spark.conf.set("spark.sql.caseSensitive", "true")
     try:
         with pytest.raises(ValueError, match="no column 'code'"):

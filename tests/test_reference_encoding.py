@@ -41,7 +41,15 @@ from pyspark.sql.types import (
     YearMonthIntervalType,
 )
 
-from hashexpr.reference import SEED, encode_record, encode_value, record_hash
+from hashexpr.reference import (
+    SEED,
+    dataset_fingerprint,
+    encode_record,
+    encode_value,
+    record_hash,
+    record_hash_by_name,
+    record_key,
+)
 from hashexpr.spark_types import CalendarIntervalType
 
 INT, LONG, STRING, DOUBLE = IntegerType(), LongType(), StringType(), DoubleType()
@@ -537,3 +545,37 @@ def test_record_needs_one_type_per_value():
 def test_types_must_be_data_types():
     with pytest.raises(TypeError, match="DataType"):
         encode_value(1, int)
+
+
+def test_numpy_scalars_are_the_values_they_hold():
+    np = pytest.importorskip("numpy")
+    cases = [
+        (np.int64(-7), LONG, -7),
+        (np.int8(5), ByteType(), 5),
+        (np.uint32(4_000_000_000), LONG, 4_000_000_000),
+        (np.float32(0.1), FloatType(), float(np.float32(0.1))),
+        (np.float64(-0.0), DOUBLE, 0.0),
+        (np.bool_(True), BooleanType(), True),
+        (np.int32(3), DecimalType(5, 2), 3),
+    ]
+    for numpy_value, dtype, plain in cases:
+        assert encode_value(numpy_value, dtype) == encode_value(plain, dtype), (numpy_value, dtype)
+    # Out of range still refused, whatever the value's container.
+    with pytest.raises(ValueError, match="out of range for tinyint"):
+        encode_value(np.int64(300), ByteType())
+    # A NumPy date or duration has a unit that is not the format's: refused, never reinterpreted.
+    with pytest.raises(TypeError, match="NumPy datetime64"):
+        encode_value(np.datetime64("2024-01-01T00:00:00.000000001"), TimestampNTZType())
+
+
+def test_errors_name_the_argument():
+    with pytest.raises(TypeError, match=r"^argument 2 \(bigint\): bigint value must be an int, got float 1.0 \(pandas"):
+        record_hash([1, 1.0], [LONG, LONG])
+    with pytest.raises(ValueError, match=r"^argument 1 \(tinyint\): 300 is out of range"):
+        encode_record([300], [ByteType()])
+    with pytest.raises(TypeError, match=r"^argument 'seats' \(int\): int value must be an int, got str"):
+        record_hash_by_name({"seats": "7", "id": 1}, {"seats": INT, "id": INT})
+    with pytest.raises(TypeError, match=r"^key part 2 \(int\)"):
+        record_key(["a", "b"], [STRING, INT])
+    with pytest.raises(TypeError, match=r"^column 'year' \(bigint\): bigint value must be an int, got float nan"):
+        dataset_fingerprint([(1, float("nan"))], ["id", "year"], [LONG, LONG])

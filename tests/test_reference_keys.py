@@ -86,13 +86,21 @@ def test_null_key_policies():
 
 
 def test_bad_options_are_refused():
-    with pytest.raises(ValueError, match="case must be 'upper', 'lower' or None"):
+    with pytest.raises(ValueError, match="case must be one of 'upper', 'lower', 'keep', got 'title'"):
         record_key(["a"], [STRING], case="title")
     with pytest.raises(ValueError, match="null_key must be"):
         record_key(["a"], [STRING], null_key="skip")
-    for salt in ("a;b", " a", "a\t"):
-        with pytest.raises(ValueError, match="salt must not contain ';' nor start or end"):
+    with pytest.raises(ValueError, match=r"salt must not contain ';'"):
+        record_key(["a"], [STRING], salt="a;b")
+    for salt in (" a", "a\t"):
+        with pytest.raises(ValueError, match="salt must not begin or end with a space or control character"):
             record_key(["a"], [STRING], salt=salt)
+    # Flags are booleans, as record_key_with's are present or absent: "no" is no way to say False.
+    for flag in ("trim", "empty_as_null"):
+        with pytest.raises(TypeError, match=f"{flag} must be True or False, got 'no'"):
+            record_key(["a"], [STRING], **{flag: "no"})
+    # Words are read as SQL reads them, in any case.
+    assert record_key(["a"], [STRING], case="UPPER", null_key="Error") == record_key(["A"], [STRING])
     with pytest.raises(ValueError, match="at least one key part"):
         record_key([], [])
     with pytest.raises(ValueError, match="1 values but 2 types"):

@@ -18,7 +18,7 @@ from hashexpr.collisions import (
 from hashexpr.diff import diff, diff_plan, summarize
 from hashexpr.errors import HashExprNotInstalledError
 from hashexpr.fingerprint import dataset_fingerprint, fingerprints_by
-from hashexpr.functions import record_hash, record_key
+from hashexpr.functions import normalize_key, record_hash, record_key
 from hashexpr.jar import EXTENSION_CLASS, jar_path
 from hashexpr.metadata import with_metadata
 from hashexpr.reference import FORMAT_VERSION
@@ -42,6 +42,7 @@ __all__ = [
     "find_collisions",
     "fingerprints_by",
     "jar_path",
+    "normalize_key",
     "record_hash",
     "record_key",
     "resolve_collisions",

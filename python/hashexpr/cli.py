@@ -40,7 +40,7 @@ from hashexpr.fingerprint import (
     _fingerprint_column,
     fingerprint_prefix,
 )
-from hashexpr.options import hash_options
+from hashexpr.options import KeyOptions, hash_options, parse_key_options
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -336,7 +336,8 @@ def _add_algorithm(
     keyed: str = "hmac-sha256",
 ) -> None:
     group = parser.add_argument_group("hash algorithm (docs/SECURITY.md)")
-    group.add_argument("--algorithm", choices=choices, default="murmur3", help=help)
+    # Words are read in any case, as in SQL options and the Python API.
+    group.add_argument("--algorithm", choices=choices, default="murmur3", type=_word, help=help)
     group.add_argument(
         "--secret",
         metavar="NAME",
@@ -344,6 +345,35 @@ def _add_algorithm(
         "HASHEXPR_SECRET_<NAME> (upper case, other characters as _) or a --conf spark.hashexpr.secret.<NAME>, "
         "never from the command line",
     )
+
+
+def _word(text: str) -> str:
+    return text.strip().lower()
+
+
+def _add_key_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--key-options",
+        metavar="OPTIONS",
+        help="the key's options as record_key_with takes them, e.g. 'salt=hub; trim; case=upper' (salt, trim, "
+        "case=upper|lower, empty_as_null, null_key=hash|null|error; see docs/KEYS.md)",
+    )
+
+
+def _key_options(args: argparse.Namespace) -> KeyOptions:
+    """The --key-options, read by the grammar of record_key_with before Spark starts."""
+    if args.key_options is None:
+        return KeyOptions()
+    return parse_key_options(args.key_options, "--key-options")
+
+
+def _collision_options(options: KeyOptions, args: argparse.Namespace) -> dict[str, Any]:
+    """find_collisions' keywords for --key-options: normalisation only when given, so that a --hash-col
+    written by with_metadata lends its own."""
+    kwargs: dict[str, Any] = {"salt": options.salt or None, "null_key": options.null_key}
+    if args.key_options is not None:
+        kwargs.update(options.normalizing)
+    return kwargs
 
 
 def _secret_env(name: str) -> str:
@@ -445,6 +475,7 @@ def _add_hash(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
         metavar="A,B,...",
         help="also add record_key of these business-key columns (see docs/KEYS.md)",
     )
+    _add_key_options(parser)
     _add_output(parser, "OUTPUT")
     parser.add_argument(
         "--hex",
@@ -474,6 +505,9 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
     if requested and excluded:
         raise ValueError("--columns and --exclude both choose the columns: pass one of them")
     key = _parse_columns(args.key, "--key")
+    key_options = _key_options(args)
+    if args.key_options is not None and not key:
+        raise ValueError("--key-options are the options of the --key column: add --key")
     new_columns = [args.column_name] + ([args.key_column_name] if key else [])
     if len({n.lower() for n in new_columns}) < len(new_columns):
         raise ValueError("--column-name and --key-column-name are the same: name them differently")
@@ -482,8 +516,9 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
 
     with _session(args, [src.fmt, out_fmt]) as spark:
         df = src.read(spark)
-        columns = _chosen(df.columns, requested, excluded)
-        key_columns = resolve_columns(df.columns, key) if key else []
+        exact = hnames.case_sensitive(spark)
+        columns = _chosen(df.columns, requested, excluded, exact)
+        key_columns = resolve_columns(df.columns, key, case_sensitive=exact) if key else []
         # Spark matches names ignoring case, so `Record_Hash` in the input would clash too.
         for name in new_columns:
             if name.lower() in {c.lower() for c in df.columns}:
@@ -493,7 +528,7 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
                 )
         added = []
         if key_columns:
-            keyed = hx.record_key(*map(hnames.quote, key_columns), **hashing)
+            keyed = hx.record_key(*map(hnames.quote, key_columns), **key_options.as_kwargs(), **hashing)
             added.append(_hex_if(keyed, args.hex).alias(args.key_column_name))
         row_hash = hx.record_hash(*_hash_args(columns, requested or excluded), **hashing)
         added.append(_hex_if(row_hash, args.hex).alias(args.column_name))
@@ -628,14 +663,16 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
 
     with _session(args, [src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
         df = src.read(spark)
-        columns = _chosen(df.columns, [], excluded)
+        exact = hnames.case_sensitive(spark)
+        columns = _chosen(df.columns, [], excluded, exact)
         if excluded:
             df = df.select(*map(hnames.column, columns))
         report: dict[str, Any] = {"input": src.as_dict(), "columns": columns}
         if not by:
             outcome = _whole_fingerprint(df, args.expect, hashing)
         else:
-            outcome = _group_fingerprints(spark, df, resolve_columns(df.columns, by), args, out_fmt, hashing)
+            groups = resolve_columns(df.columns, by, case_sensitive=exact)
+            outcome = _group_fingerprints(spark, df, groups, args, out_fmt, hashing)
         time_zone = _time_zone(spark, [src])
     outcome.summary = [("input", src.label()), *outcome.summary]
     if time_zone:
@@ -812,9 +849,10 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
     with _session(args, [old_src.fmt, new_src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
         old = old_src.read(spark)
         new = new_src.read(spark)
-        keys = resolve_columns(old.columns, key, "OLD")
-        resolve_columns(new.columns, key, "NEW")
-        columns = _diff_columns(old, new, keys, requested, excluded)
+        exact = hnames.case_sensitive(spark)
+        keys = resolve_columns(old.columns, key, "OLD", exact)
+        resolve_columns(new.columns, key, "NEW", exact)
+        columns = _diff_columns(old, new, keys, requested, excluded, exact)
         differences = hx.diff(old, new, keys, columns=columns, include_values=bool(args.out), **hashing)
         if args.out:
             hio.write(differences, args.out, out_fmt, args.mode)
@@ -843,14 +881,19 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
 
 
 def _diff_columns(
-    old: DataFrame, new: DataFrame, keys: list[str], requested: list[str], excluded: list[str]
+    old: DataFrame,
+    new: DataFrame,
+    keys: list[str],
+    requested: list[str],
+    excluded: list[str],
+    case_sensitive: bool = False,
 ) -> list[str] | None:
     """The columns to compare as the user chose them; ``None`` leaves the choice (and its checks) to hx.diff."""
     if requested:
-        return resolve_columns(old.columns, requested)
+        return resolve_columns(old.columns, requested, "OLD", case_sensitive)
     if not excluded:
         return None
-    dropped = {c.lower() for c in resolve_columns(old.columns, excluded)}
+    dropped = {c.lower() for c in resolve_columns(old.columns, excluded, "OLD", case_sensitive)}
     key_names = {k.lower() for k in keys}
     remaining_old = [c for c in old.columns if c.lower() not in dropped | key_names]
     remaining_new = {c.lower() for c in new.columns} - dropped - key_names
@@ -886,6 +929,7 @@ def _add_collisions(commands: argparse._SubParsersAction, common: argparse.Argum
         "--key", required=True, metavar="A,B,...", help="comma-separated business-key columns"
     )
     parser.add_argument("--hash-col", metavar="COLUMN", help="a stored hash-key column (default: compute it)")
+    _add_key_options(parser)
     parser.add_argument(
         "--limit", type=int, default=20, help="print at most this many (default: %(default)s)"
     )
@@ -900,13 +944,19 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 or more, not {args.limit}")
     hashing = _hashing(args)
+    key_options = _key_options(args)
     if hashing and args.hash_col:
-        raise ValueError("--algorithm applies to a computed hash key; a stored --hash-col is checked as it is")
+        raise ValueError(
+            "--algorithm applies to a computed hash key; a stored --hash-col is checked as it is"
+        )
     with _session(args, [src.fmt]) as spark:
         df = src.read(spark)
-        keys = resolve_columns(df.columns, key)
-        hash_col = resolve_columns(df.columns, [args.hash_col])[0] if args.hash_col else None
-        problems = hx.find_collisions(df, keys, hash_col, **hashing)
+        exact = hnames.case_sensitive(spark)
+        keys = resolve_columns(df.columns, key, case_sensitive=exact)
+        hash_col = (
+            resolve_columns(df.columns, [args.hash_col], case_sensitive=exact)[0] if args.hash_col else None
+        )
+        problems = hx.find_collisions(df, keys, hash_col, **_collision_options(key_options, args), **hashing)
         # Only the problems shown come to the driver.
         shown = problems.limit(args.limit).collect() if args.limit else []
         count = problems.count() if len(shown) == args.limit else len(shown)
@@ -952,10 +1002,13 @@ def _parse_columns(text: str | None, option: str = "--columns") -> list[str]:
     return names
 
 
-def resolve_columns(available: Sequence[str], requested: Sequence[str], where: str = "") -> list[str]:
+def resolve_columns(
+    available: Sequence[str], requested: Sequence[str], where: str = "", case_sensitive: bool = False
+) -> list[str]:
     """Return the input columns named by ``requested``, as spelled in the input; all of them if none.
 
-    Names match exactly, or else ignoring case, as Spark resolves column names by default.
+    Names match as Spark resolves column names: exactly, or else, unless ``case_sensitive``
+    (``spark.sql.caseSensitive``), the one column whose name differs only in case.
 
     Parameters
     ----------
@@ -965,6 +1018,8 @@ def resolve_columns(available: Sequence[str], requested: Sequence[str], where: s
         The names the user gave; empty for every column.
     where : str
         Which input the columns are of (``"NEW"``), for the error message.
+    case_sensitive : bool
+        Whether names match only in their exact case.
 
     Returns
     -------
@@ -974,7 +1029,7 @@ def resolve_columns(available: Sequence[str], requested: Sequence[str], where: s
     Raises
     ------
     ValueError
-        Naming the first unknown column and listing the available ones.
+        Naming the first unknown column, the nearest existing one, and the available ones.
 
     Examples
     --------
@@ -985,32 +1040,33 @@ def resolve_columns(available: Sequence[str], requested: Sequence[str], where: s
     >>> resolve_columns(["id", "name"], ["nmae"])
     Traceback (most recent call last):
         ...
-    ValueError: unknown column 'nmae'; available columns: id, name
+    ValueError: unknown column 'nmae' (did you mean 'name'?); available columns: id, name
     """
     if not requested:
         return list(available)
-    by_lower: dict[str, list[str]] = {}
-    for name in available:
-        by_lower.setdefault(name.lower(), []).append(name)
+    resolver = hnames.Resolver(available, lambda: case_sensitive)
+    place = f" in {where}" if where else ""
     resolved = []
     for name in requested:
-        if name in available:
-            resolved.append(name)
-        elif len(by_lower.get(name.lower(), [])) == 1:
-            resolved.append(by_lower[name.lower()][0])
-        else:
-            place = f" in {where}" if where else ""
+        found = resolver.matches(name)
+        if len(found) > 1:
+            raise ValueError(f"column {name!r}{place} matches several columns, {found}: rename them")
+        if not found:
             raise ValueError(
-                f"unknown column {name!r}{place}; available columns: {_preview(available, limit=50)}"
+                f"unknown column {name!r}{place}{resolver.hint(name)}; available columns: "
+                f"{_preview(available, limit=50)}"
             )
+        resolved.append(found[0])
     return resolved
 
 
-def _chosen(available: Sequence[str], requested: Sequence[str], excluded: Sequence[str]) -> list[str]:
+def _chosen(
+    available: Sequence[str], requested: Sequence[str], excluded: Sequence[str], case_sensitive: bool = False
+) -> list[str]:
     """The columns named by ``requested``, or every column but ``excluded``."""
     if not excluded:
-        return resolve_columns(available, requested)
-    dropped = set(resolve_columns(available, excluded))
+        return resolve_columns(available, requested, case_sensitive=case_sensitive)
+    dropped = set(resolve_columns(available, excluded, case_sensitive=case_sensitive))
     remaining = [c for c in available if c not in dropped]
     if not remaining:
         raise ValueError("--exclude leaves no column")

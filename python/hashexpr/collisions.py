@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
 
-from hashexpr.functions import record_key
-from hashexpr.names import column, quote, resolve
+from hashexpr.definitions import METADATA_KEY, Definition
+from hashexpr.functions import normalize_key, record_key
+from hashexpr.names import Resolver, column, quote, resolve
+from hashexpr.options import KeyOptions, parse_normalization
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -36,6 +37,8 @@ COLLISION = "collision"
 INCONSISTENT = "inconsistent"
 #: The column of an exception table that holds the replacement hash key.
 REPLACEMENT_COLUMN = "replacement_key"
+#: The column of an exception table that holds the normalisation its business keys are compared under.
+NORMALIZATION_COLUMN = "normalization"
 
 KeyColumns = str | Sequence[str]
 
@@ -55,41 +58,51 @@ def _key_names(key: KeyColumns) -> list[str]:
     return names
 
 
-def _hash_column(key: list[str], hash_col: str | None, salt: str | None, key_options: dict) -> Column:
-    if hash_col is None:
-        return record_key(*map(quote, key), salt=salt, **key_options)
-    if salt is not None or key_options:
-        # A stored hash key is checked as it is; options would silently describe some other hash.
+def _recorded_normalization(df: DataFrame, hash_col: str) -> KeyOptions | None:
+    """The normalisation a stored hash key column records (written by with_metadata), if it records one."""
+    definition = Definition.of(df.schema[hash_col].metadata)
+    if definition is None or definition.function != "record_key":
+        return None
+    options = definition.key_options
+    return KeyOptions(
+        trim=bool(options.get("trim")),
+        case=options.get("case"),
+        empty_as_null=bool(options.get("empty_as_null")),
+    )
+
+
+def _normalization(
+    given: KeyOptions | None, recorded: KeyOptions | None, function: str, source: str
+) -> KeyOptions:
+    """The normalisation to compare business keys under: as given, else as recorded; both must agree."""
+    if given is not None and recorded is not None and given.normalization != recorded.normalization:
         raise ValueError(
-            "salt and key options apply to a computed hash key; they cannot be used with hash_col"
+            f"{function}: the key options ask for normalisation {given.normalization or 'none'!r}, but {source} "
+            f"records {recorded.normalization or 'none'!r}: pass the options the hash keys were made with, or none"
         )
-    return column(hash_col)
+    return given or recorded or KeyOptions()
 
 
-def _key_part(df: DataFrame, name: str, key_options: dict) -> Column:
-    """A key part as the computed hash key sees it: top-level strings normalised like record_key does."""
-    part = column(name)
-    field = next(f for f in df.schema.fields if f.name == name)
-    if not isinstance(field.dataType, StringType):
-        return part
-    # Spark's trim removes U+0020 only, as record_key's trim does.
-    if key_options.get("trim"):
-        part = F.trim(part)
-    case = key_options.get("case")
-    if case == "upper":
-        part = F.upper(part)
-    elif case == "lower":
-        part = F.lower(part)
-    if key_options.get("empty_as_null"):
-        part = F.nullif(part, F.lit(""))
-    return part.alias(name)
+def _given(trim: object, case: object, empty_as_null: object, function: str) -> KeyOptions | None:
+    """The normalisation the caller asked for, or None when it passed none of the three options."""
+    if trim is None and case is None and empty_as_null is None:
+        return None
+    return KeyOptions.of(
+        trim=False if trim is None else trim,
+        case=case,
+        empty_as_null=False if empty_as_null is None else empty_as_null,
+        function=function,
+    )
 
 
-def _business_key(df: DataFrame, key: list[str], hash_col: str | None, key_options: dict) -> Column:
+def _key_part(name: str, options: KeyOptions) -> Column:
+    """A key part as record_key sees it: a top-level string normalised as ``options`` ask (``normalize_key``)."""
+    return normalize_key(column(name), **options.normalizing).alias(name)
+
+
+def _business_key(key: list[str], options: KeyOptions) -> Column:
     # Spellings that one normalisation maps to one key are one business key, not a collision.
-    if hash_col is None and key_options:
-        return F.struct(*(_key_part(df, n, key_options) for n in key))
-    return F.struct(*map(column, key))
+    return F.struct(*(_key_part(n, options) for n in key))
 
 
 def find_collisions(
@@ -98,17 +111,25 @@ def find_collisions(
     hash_col: str | None = None,
     *,
     salt: str | None = None,
-    **key_options: Any,
+    trim: bool | None = None,
+    case: str | None = None,
+    empty_as_null: bool | None = None,
+    null_key: str = "hash",
+    algorithm: str = "murmur3",
+    secret: str | None = None,
 ) -> DataFrame:
     """Return the hash keys shared by several business keys, and the business keys with several hash keys.
 
     With ``hash_col``, the stored hash key column of ``df`` (a hub, a staged load) is checked against the
     business key columns; without it, the hash key is computed with :func:`~hashexpr.record_key` over
-    ``key`` (with ``salt`` and ``key_options``), which checks a key definition before it is used; then
-    business keys are compared after the same normalisation (``' c-1'`` and ``'C-1'`` under ``trim=True,
-    case='upper'`` are one business key, reported as ``'C-1'``). Business keys are compared NULL-safely (a
-    NULL key part equals a NULL key part); rows whose hash key is NULL have no hash key to check and are
-    skipped. The distinct (business key, hash key) pairs are shuffled once, then grouped both ways.
+    ``key`` (with ``salt`` and the key options), which checks a key definition before it is used. Business keys
+    are compared after the normalisation the key options ask for (``trim``, ``case``, ``empty_as_null``), as
+    :func:`~hashexpr.record_key` normalises them: ``' c-1'`` and ``'C-1'`` under ``trim=True, case='upper'``
+    are one business key, reported as ``'C-1'``. With ``hash_col``, pass the options its hash keys were made
+    with; a column written by :func:`~hashexpr.metadata.with_metadata` records them, and they are used when
+    none are passed. Business keys are compared NULL-safely (a NULL key part equals a NULL key part); rows whose
+    hash key is NULL have no hash key to check and are skipped. The distinct (business key, hash key) pairs are
+    shuffled once, then grouped both ways.
 
     Parameters
     ----------
@@ -118,11 +139,13 @@ def find_collisions(
         The business key column name(s).
     hash_col : str, optional
         The stored hash key column; default: compute it.
-    salt : str, optional
-        The salt of the computed hash key (see :func:`~hashexpr.record_key`).
-    key_options
-        Other :func:`~hashexpr.record_key` options for the computed hash key: ``trim``, ``case``,
-        ``empty_as_null``, ``null_key``, ``algorithm`` and ``secret``.
+    salt, null_key : optional
+        Options of the computed hash key (see :func:`~hashexpr.record_key`); with ``hash_col`` they describe how
+        the stored keys were made and change nothing.
+    trim, case, empty_as_null : optional
+        The key's normalisation (see :func:`~hashexpr.record_key`): which spellings are one business key.
+    algorithm, secret : str, optional
+        The algorithm of the computed hash key; not with ``hash_col``, which is checked as it is.
 
     Returns
     -------
@@ -132,8 +155,10 @@ def find_collisions(
         * ``kind`` STRING: ``'collision'`` (one hash key, several business keys) or ``'inconsistent'``
           (one business key, several hash keys);
         * ``hash_keys`` ARRAY<BINARY>: the hash key(s) involved, sorted;
-        * ``business_keys`` ARRAY<STRUCT<key columns>>: the business key(s) involved, sorted;
+        * ``business_keys`` ARRAY<STRUCT<key columns>>: the business key(s) involved, normalised, sorted;
         * ``rows`` BIGINT: the number of rows of ``df`` involved.
+
+        ``business_keys`` records the normalisation in its metadata, for :func:`collision_exceptions`.
 
     Examples
     --------
@@ -146,15 +171,35 @@ def find_collisions(
     inconsistent [b'k2', b'k3'] ['C'] 2
     >>> find_collisions(hub, "id").count()
     0
+    >>> stored = spark.createDataFrame([(" n1 ",), ("N1",)], "tailnum STRING").select(
+    ...     "tailnum", hx.record_key("tailnum", trim=True, case="upper").alias("hk"))
+    >>> find_collisions(stored, "tailnum", hash_col="hk").first().kind
+    'collision'
+    >>> find_collisions(stored, "tailnum", hash_col="hk", trim=True, case="upper").count()
+    0
     """
-    names = resolve(df, _key_names(key), "find_collisions")
-    if hash_col is not None:
-        hash_col = resolve(df, [hash_col], "find_collisions")[0]
-    pairs = (
-        df.select(
-            _business_key(df, names, hash_col, key_options).alias(_BK),
-            _hash_column(names, hash_col, salt, key_options).alias(_HK),
+    function = "find_collisions"
+    names = resolve(df, _key_names(key), function)
+    given = _given(trim, case, empty_as_null, function)
+    chosen = given or KeyOptions()
+    # Checked even where they change nothing (with hash_col): a typo never passes silently.
+    options = KeyOptions.of(salt, chosen.trim, chosen.case, chosen.empty_as_null, null_key, function=function)
+    if hash_col is None:
+        normalization = options
+        hash_key = record_key(*map(quote, names), **options.as_kwargs(), algorithm=algorithm, secret=secret)
+    else:
+        if (algorithm, secret) != ("murmur3", None):
+            raise ValueError(
+                f"{function}: algorithm and secret describe a computed hash key; a stored hash_col is checked as "
+                "it is: drop them, or drop hash_col to compute the keys"
+            )
+        hash_col = resolve(df, [hash_col], function)[0]
+        normalization = _normalization(
+            given, _recorded_normalization(df, hash_col), function, f"{hash_col!r}"
         )
+        hash_key = column(hash_col)
+    pairs = (
+        df.select(_business_key(names, normalization).alias(_BK), hash_key.alias(_HK))
         .where(F.col(_HK).isNotNull())
         .groupBy(_BK, _HK)
         .agg(F.count(F.lit(1)).alias(_N))
@@ -173,7 +218,25 @@ def find_collisions(
     )
     # ``pairs`` is distinct per (business key, hash key), so collect_list holds no duplicates. The problems
     # are few: one partition sorts them without the sampling job a global orderBy would start.
-    return collisions.unionByName(inconsistent).repartition(1).sortWithinPartitions("kind", "hash_keys")
+    found = collisions.unionByName(inconsistent).repartition(1).sortWithinPartitions("kind", "hash_keys")
+    return found.select(
+        "kind",
+        "hash_keys",
+        F.col("business_keys").alias("business_keys", metadata=_marked(normalization)),
+        "rows",
+    )
+
+
+def _marked(normalization: KeyOptions) -> dict[str, Any]:
+    """The metadata of ``business_keys``: the normalisation its keys went through."""
+    return {METADATA_KEY: {"normalization": normalization.normalization}}
+
+
+def _found_normalization(collisions: DataFrame) -> KeyOptions | None:
+    """The normalisation find_collisions recorded on ``business_keys``, if the frame has it."""
+    entry = (collisions.schema["business_keys"].metadata or {}).get(METADATA_KEY) or {}
+    text = entry.get("normalization")
+    return None if text is None else parse_normalization(text, "collision_exceptions")
 
 
 def collision_exceptions(
@@ -181,15 +244,21 @@ def collision_exceptions(
     *,
     salt: str,
     keep: str = "first",
-    **key_options: Any,
+    trim: bool | None = None,
+    case: str | None = None,
+    empty_as_null: bool | None = None,
+    null_key: str = "hash",
+    algorithm: str = "murmur3",
+    secret: str | None = None,
 ) -> DataFrame:
     """Build an exception table (business key -> replacement hash key) from :func:`find_collisions` output.
 
     For every ``'collision'`` row, one business key keeps the shared hash key and every other one gets a
     replacement: :func:`~hashexpr.record_key` of the same key parts under ``salt``, a hash space unrelated to
-    the unsalted one. Give the same normalisation options (``trim``, ``case``, ...) the hash keys were made
-    with. ``'inconsistent'`` rows are left out: a business key with several hash keys needs its table
-    re-keyed under one definition, not an exception.
+    the unsalted one. The normalisation (``trim``, ``case``, ``empty_as_null``) is the one
+    :func:`find_collisions` compared the business keys under, which its output records; options given here
+    must agree with it. ``'inconsistent'`` rows are left out: a business key with several hash keys needs its
+    table re-keyed under one definition, not an exception.
 
     Parameters
     ----------
@@ -200,14 +269,15 @@ def collision_exceptions(
     keep : {'first', 'none'}, optional
         ``'first'`` (default): the first business key in sort order keeps the shared hash key, so only the
         others need rewriting; ``'none'``: every colliding business key gets a replacement.
-    key_options
-        :func:`~hashexpr.record_key` normalisation options: ``trim``, ``case``, ``empty_as_null``,
-        ``null_key``.
+    trim, case, empty_as_null, null_key, algorithm, secret : optional
+        :func:`~hashexpr.record_key` options of the replacement keys, as the hash keys were made.
 
     Returns
     -------
     :class:`~pyspark.sql.DataFrame`
-        The business key columns and ``replacement_key`` (BINARY), one row per business key to re-key.
+        The business key columns, ``replacement_key`` (BINARY) and ``normalization`` (STRING, the
+        normalisation items, e.g. ``'trim; case=upper'``, which :func:`resolve_collisions` applies), one row per
+        business key to re-key.
 
     Examples
     --------
@@ -215,16 +285,20 @@ def collision_exceptions(
     >>> from hashexpr.collisions import find_collisions, collision_exceptions
     >>> hub = spark.createDataFrame([("A", b"k1"), ("B", b"k1"), ("C", b"k2")], "id STRING, hk BINARY")
     >>> exceptions = collision_exceptions(find_collisions(hub, "id", hash_col="hk"), salt="c1")
-    >>> [(r.id, r.replacement_key == hub.select(hx.record_key(F.lit("B"), salt="c1")).first()[0])
+    >>> [(r.id, r.replacement_key == hub.select(hx.record_key(F.lit("B"), salt="c1")).first()[0], r.normalization)
     ...  for r in exceptions.collect()]
-    [('B', True)]
+    [('B', True, '')]
     """
+    function = "collision_exceptions"
     if not salt:
-        raise ValueError(
-            "collision_exceptions needs a non-empty salt: it separates replacement keys from the rest"
-        )
+        raise ValueError(f"{function} needs a non-empty salt: it separates replacement keys from the rest")
     if keep not in ("first", "none"):
         raise ValueError(f"keep must be 'first' or 'none', got {keep!r}")
+    given = _given(trim, case, empty_as_null, function)
+    normalization = _normalization(given, _found_normalization(collisions), function, "the collisions")
+    options = KeyOptions.of(
+        salt, normalization.trim, normalization.case, normalization.empty_as_null, null_key, function=function
+    )
     keys = collisions.where(F.col("kind") == COLLISION).select(
         F.posexplode("business_keys").alias("position", _BK)
     )
@@ -232,16 +306,32 @@ def collision_exceptions(
         # business_keys is sorted, so position 0 is the same business key on every run.
         keys = keys.where(F.col("position") > 0)
     keys = keys.select(f"{_BK}.*").distinct()
-    replacement = record_key(*map(quote, keys.columns), salt=salt, **key_options)
-    return keys.select(*map(column, keys.columns), replacement.alias(REPLACEMENT_COLUMN))
+    replacement = record_key(
+        *map(quote, keys.columns), **options.as_kwargs(), algorithm=algorithm, secret=secret
+    )
+    return keys.select(
+        *map(column, keys.columns),
+        replacement.alias(REPLACEMENT_COLUMN),
+        F.lit(normalization.normalization).alias(NORMALIZATION_COLUMN),
+    )
 
 
-def _check_exceptions(exceptions: DataFrame, names: list[str]) -> None:
+def _check_exceptions(exceptions: DataFrame, names: list[str], normalized: str | None) -> KeyOptions:
+    """Refuse a business key listed twice; return the one normalisation the table's rows record."""
     # A business key listed twice would duplicate its rows in the join below.
     duplicate = exceptions.groupBy(*map(column, names)).count().where(F.col("count") > 1).limit(1).collect()
     if duplicate:
         listed = {n: duplicate[0][n] for n in names}
         raise ValueError(f"exceptions lists the business key {listed} more than once")
+    if normalized is None:
+        return KeyOptions()
+    found = [r[0] for r in exceptions.select(column(normalized)).distinct().limit(2).collect()]
+    if len(found) > 1:
+        raise ValueError(
+            f"resolve_collisions: the exceptions' {normalized} column holds several normalisations, {found}: "
+            "one exception table serves one key definition"
+        )
+    return parse_normalization(found[0] if found and found[0] is not None else "", "resolve_collisions")
 
 
 def resolve_collisions(
@@ -252,11 +342,13 @@ def resolve_collisions(
 ) -> DataFrame:
     """Replace the hash key of the business keys listed in an exception table.
 
-    Each row of ``df`` whose business key (matched NULL-safely, part by part) is in ``exceptions`` gets that
-    row's ``replacement_key`` in ``hash_col``; every other row, and the column order, stay as they are. Apply
-    it on every load after the hash key is computed, so a re-keyed business key never comes back under its
-    colliding hash. The exception table is small and is broadcast; it is checked first (one small Spark job)
-    to list each business key once.
+    Each row of ``df`` whose business key (normalised as the table's ``normalization`` says, then matched
+    NULL-safely, part by part) is in ``exceptions`` gets that row's ``replacement_key`` in ``hash_col``; every
+    other row, and the column order, stay as they are. So every spelling of a re-keyed business key gets the
+    replacement, never one spelling alone. Apply it on every load after the hash key is computed, so a
+    re-keyed business key never comes back under its colliding hash. The exception table is small and is
+    broadcast; it is checked first (one small Spark job) to list each business key once, under one
+    normalisation. A table without a ``normalization`` column compares the business keys as they are.
 
     Parameters
     ----------
@@ -265,7 +357,7 @@ def resolve_collisions(
     key : str or sequence of str
         The business key column name(s), in ``df`` and in ``exceptions``.
     exceptions : :class:`~pyspark.sql.DataFrame`
-        The business key columns and ``replacement_key`` (see :func:`collision_exceptions`).
+        The business key columns, ``replacement_key`` and ``normalization`` (see :func:`collision_exceptions`).
     hash_col : str, optional
         The hash key column of ``df`` to rewrite (default ``'hash_key'``).
 
@@ -282,18 +374,20 @@ def resolve_collisions(
     >>> sorted((r.id or "-", bytes(r.hash_key)) for r in resolve_collisions(rows, "id", exceptions).collect())
     [('-', b'kn'), ('A', b'k1'), ('B', b'k9')]
     """
-    names = resolve(df, _key_names(key), "resolve_collisions")
-    hash_col = resolve(df, [hash_col], "resolve_collisions")[0]
-    listed = resolve(exceptions, names + [REPLACEMENT_COLUMN], "resolve_collisions", "exceptions")
-    _check_exceptions(exceptions, listed[:-1])
+    function = "resolve_collisions"
+    names = resolve(df, _key_names(key), function)
+    hash_col = resolve(df, [hash_col], function)[0]
+    listed = resolve(exceptions, names + [REPLACEMENT_COLUMN], function, "exceptions")
+    normalized = Resolver.of(exceptions).find(NORMALIZATION_COLUMN)
+    normalization = _check_exceptions(exceptions, listed[:-1], normalized)
     aliases = [f"__hx_exception_{i}" for i in range(len(names))]
     # The marker tells a matched row from an unmatched one even when the matched business key is all NULL.
     table = exceptions.select(
-        *(column(n).alias(a) for n, a in zip(listed, aliases)),
+        *(_key_part(n, normalization).alias(a) for n, a in zip(listed, aliases)),
         column(listed[-1]).alias(_HK),
         F.lit(True).alias(_MATCHED),
     )
-    condition = [df[quote(n)].eqNullSafe(table[a]) for n, a in zip(names, aliases)]
+    condition = [_key_part(n, normalization).eqNullSafe(table[a]) for n, a in zip(names, aliases)]
     joined = df.join(F.broadcast(table), on=condition, how="left")
     replaced = F.when(F.col(_MATCHED), F.col(_HK)).otherwise(df[quote(hash_col)])
     return joined.select(*(replaced.alias(c) if c == hash_col else df[quote(c)] for c in df.columns))

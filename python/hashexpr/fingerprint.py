@@ -8,7 +8,7 @@ from pyspark.sql import Column
 
 from hashexpr.functions import ColumnOrName, _call
 from hashexpr.names import column, quote, resolve
-from hashexpr.options import check_secret_name
+from hashexpr.options import FINGERPRINT_ALGORITHMS, check_secret_name, word
 from hashexpr.spark_types import is_column
 
 if TYPE_CHECKING:
@@ -22,20 +22,25 @@ FINGERPRINT_COLUMN = "fingerprint"
 FingerprintAlgorithm = Literal["murmur3", "lthash16"]
 
 
-def _check_fingerprint_options(algorithm: str, secret: str | None) -> None:
-    """Refuse an unknown algorithm, or a secret that lthash16 does not go with or that is no conf name."""
-    if algorithm not in ("murmur3", "lthash16"):
-        raise ValueError(f"algorithm must be 'murmur3' or 'lthash16', got {algorithm!r}")
+def _check_fingerprint_options(
+    algorithm: object, secret: object, function: str = "dataset_fingerprint"
+) -> tuple[str, str | None]:
+    """The algorithm as SQL reads it and the secret's name; refuses an unknown algorithm, or a secret that
+    lthash16 does not go with or that is no conf name."""
+    chosen = word(algorithm, "algorithm", FINGERPRINT_ALGORITHMS, function)
     if secret is not None:
-        if algorithm != "lthash16":
-            raise ValueError("secret is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256); drop it")
-        check_secret_name(secret)
+        if chosen != "lthash16":
+            raise ValueError(
+                f"{function}: secret is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256); drop it"
+            )
+        check_secret_name(secret, function)
+    return chosen, secret
 
 
 def fingerprint_prefix(algorithm: str = "murmur3", secret: str | None = None) -> str:
     """The text a fingerprint of ``algorithm`` starts with: ``'hx1:'``, ``'hx1-lthash16:'`` or
     ``'hx1-lthash16-hmac:'``."""
-    _check_fingerprint_options(algorithm, secret)
+    algorithm, secret = _check_fingerprint_options(algorithm, secret)
     if algorithm == "murmur3":
         return "hx1:"
     return "hx1-lthash16-hmac:" if secret else "hx1-lthash16:"
@@ -45,7 +50,7 @@ def _fingerprint_column(
     cols: list[ColumnOrName], algorithm: str = "murmur3", secret: str | None = None
 ) -> Column:
     """``dataset_fingerprint(cols)``, or ``dataset_fingerprint_with(options, cols)`` for lthash16."""
-    _check_fingerprint_options(algorithm, secret)
+    algorithm, secret = _check_fingerprint_options(algorithm, secret)
     if algorithm == "murmur3":
         return _call("dataset_fingerprint", "", cols)
     return _call("dataset_fingerprint", "algorithm=lthash16" + (f"; secret={secret}" if secret else ""), cols)
@@ -131,10 +136,14 @@ def fingerprints_by(
     (['a', 'b'], True)
     """
     if not by:
-        raise ValueError("fingerprints_by needs at least one grouping column; use dataset_fingerprint for all rows")
+        raise ValueError(
+            "fingerprints_by needs at least one grouping column; use dataset_fingerprint for all rows"
+        )
     for c in by:
         if not (is_column(c) or isinstance(c, str)):
-            raise TypeError(f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}")
+            raise TypeError(
+                f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}"
+            )
     fingerprint = _fingerprint_column(list(map(quote, df.columns)), algorithm, secret)
     named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
     groups = [column(next(named)) if isinstance(c, str) else c for c in by]

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from hashexpr import sql_text
 from hashexpr.errors import HashExprNotInstalledError
 from hashexpr.names import attribute_sql
-from hashexpr.options import Algorithm, hash_options
+from hashexpr.options import Algorithm, KeyOptions, flag, hash_options
 from hashexpr.spark_types import is_column
 
 ColumnOrName = Column | str
@@ -114,42 +114,9 @@ def record_hash(
     """
     if not cols:
         raise ValueError("record_hash needs at least one column: pass column names, Columns, or '*'")
-    options = "; ".join(hash_options(algorithm, secret))
-    return _call("record_hash_by_name" if by_name else "record_hash", options, cols)
-
-
-_NULL_KEYS = ("hash", "null", "error")
-# What record_key_with trims from each option: U+0000 to U+0020, as Java's String.trim.
-_OPTION_BLANKS = "".join(map(chr, range(0x21)))
-_CASES = ("upper", "lower")
-
-
-def _key_options(
-    salt: str | None,
-    trim: bool,
-    case: str | None,
-    empty_as_null: bool,
-    null_key: str,
-    algorithm: str = "murmur3",
-    secret: str | None = None,
-) -> str:
-    if case is not None and case not in _CASES:
-        raise ValueError(f"case must be 'upper', 'lower' or None, got {case!r}")
-    if null_key not in _NULL_KEYS:
-        raise ValueError(f"null_key must be 'hash', 'null' or 'error', got {null_key!r}")
-    if salt is not None and ";" in salt:
-        raise ValueError(f"salt must not contain ';', got {salt!r}")
-    if salt is not None and salt != salt.strip(_OPTION_BLANKS):
-        raise ValueError(
-            f"salt must not begin or end with a space or control character (options are trimmed), got {salt!r}"
-        )
-    items = [f"salt={salt}"] if salt else []
-    items += ["trim"] if trim else []
-    items += [f"case={case}"] if case else []
-    items += ["empty_as_null"] if empty_as_null else []
-    items += [f"null_key={null_key}"] if null_key != "hash" else []
-    items += hash_options(algorithm, secret)
-    return "; ".join(items)
+    function = "record_hash_by_name" if flag(by_name, "by_name", "record_hash") else "record_hash"
+    options = "; ".join(hash_options(algorithm, secret, function))
+    return _call(function, options, cols)
 
 
 def record_key(
@@ -168,7 +135,9 @@ def record_key(
     Key parts are hashed positionally with the NULL-safe, type-tagged encoding of :func:`record_hash`, framed
     so that a key hash never equals a record hash (``docs/FORMAT.md``, section 9). Nothing is normalised
     unless asked for: normalisation makes ``' c-1 '`` and ``'C-1'`` the same key, which is right for keys
-    typed by people and wrong for case-sensitive codes, so it is a decision per key.
+    typed by people and wrong for case-sensitive codes, so it is a decision per key. The options follow the
+    grammar of ``record_key_with`` (``docs/KEYS.md``): flags are ``True`` or ``False`` (a string such as
+    ``"no"`` is a TypeError), and words are read in any case (``case="UPPER"``).
 
     Parameters
     ----------
@@ -178,7 +147,7 @@ def record_key(
         Separates the hash space of one table (or hub) from others; change it to re-key a table.
     trim : bool, optional
         Remove spaces from both ends of string key parts.
-    case : {'upper', 'lower'}, optional
+    case : {'upper', 'lower', 'keep'}, optional
         Map string key parts to upper or lower case: the Unicode 14.0.0 full case mapping of Python 3.11's
         ``str.upper()`` / ``str.lower()``, independent of locale and of the Java version (``docs/FORMAT.md``,
         section 9.1).
@@ -214,8 +183,9 @@ def record_key(
     """
     if not cols:
         raise ValueError("record_key needs at least one key column")
-    options = _key_options(salt, trim, case, empty_as_null, null_key, algorithm, secret)
-    if not hash_single_field:
+    key = KeyOptions.of(salt, trim, case, empty_as_null, null_key)
+    options = "; ".join([*key.items, *hash_options(algorithm, secret, "record_key")])
+    if not flag(hash_single_field, "hash_single_field", "record_key"):
         if len(cols) != 1 or cols[0] == "*":
             raise ValueError(
                 "hash_single_field=False returns a raw key value, so it needs exactly one key column; "
@@ -228,3 +198,43 @@ def record_key(
             )
         return _to_column(cols[0])
     return _call("record_key", options, cols)
+
+
+def normalize_key(
+    col: ColumnOrName,
+    *,
+    trim: bool = False,
+    case: Literal["upper", "lower", "keep"] | None = None,
+    empty_as_null: bool = False,
+) -> Column:
+    """Return a key part as :func:`record_key` hashes it under the same options: the SQL ``normalize_key``.
+
+    A top-level string is trimmed of spaces, case-mapped (the frozen Unicode 14.0.0 mapping of
+    ``docs/FORMAT.md``, section 9.1) and turned into NULL when empty, each only when asked for; any other value
+    is returned as it is. Two spellings are one business key under these options exactly when their normalised
+    parts are equal, so this is what to compare, group or join business keys on (``find_collisions`` does).
+
+    Parameters
+    ----------
+    col : :class:`~pyspark.sql.Column` or str
+        A key part.
+    trim, case, empty_as_null : optional
+        As in :func:`record_key`.
+
+    Returns
+    -------
+    :class:`~pyspark.sql.Column`
+        The normalised part, of the part's type; the part itself when no option normalises.
+
+    Examples
+    --------
+    >>> import hashexpr as hx
+    >>> df = spark.createDataFrame([(" n10156 ",), ("stra\\u00dfe",)], "s STRING")
+    >>> [r[0] for r in df.select(hx.normalize_key("s", trim=True, case="upper")).collect()]
+    ['N10156', 'STRASSE']
+    """
+    options = KeyOptions.of(trim=trim, case=case, empty_as_null=empty_as_null, function="normalize_key")
+    if not options.normalizes:
+        return _to_column(col)
+    _require("normalize_key")
+    return F.call_function("normalize_key", F.lit(options.normalization), _to_column(col))

@@ -11,7 +11,7 @@ import glob
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -175,7 +175,8 @@ def input_format(path: str, given: str | None = None) -> str:
 
 
 def output_format(path: str, given: str | None = None, default: str = "parquet") -> str:
-    """Return the format to write ``path`` as: ``given`` when set, else its extension's, else ``default``.
+    """Return the format to write ``path`` as: ``given`` when set, else its extension's, else ``default``; an
+    extension that names no format is an error.
 
     What an existing directory holds does not count: the output replaces it.
 
@@ -206,10 +207,24 @@ def output_format(path: str, given: str | None = None, default: str = "parquet")
     'parquet'
     >>> output_format("out/hashed", "json")
     'json'
+    >>> output_format("out/hashed.prquet")
+    Traceback (most recent call last):
+        ...
+    ValueError: cannot tell the format of out/hashed.prquet from its extension '.prquet': name it with --out-format (parquet, csv, json, orc, delta), or drop the extension to write parquet
     """
     if given is not None:
         return check_format_name(given, OUTPUT_FORMATS)
-    return format_of_name(path) or check_format_name(default, OUTPUT_FORMATS)
+    found = format_of_name(path)
+    if found is not None:
+        return found
+    extension = os.path.splitext(os.path.basename(path.rstrip("/\\")))[1]
+    if extension:
+        # A typo (.prquet) or a format the command does not write must not silently become Parquet.
+        raise ValueError(
+            f"cannot tell the format of {path} from its extension {extension!r}: name it with --out-format "
+            f"({', '.join(OUTPUT_FORMATS)}), or drop the extension to write {default}"
+        )
+    return check_format_name(default, OUTPUT_FORMATS)
 
 
 def holds_binary(fmt: str) -> bool:
@@ -242,6 +257,122 @@ def check_input(path: str) -> None:
     exists = bool(glob.glob(local)) if any(c in local for c in "*?[") else os.path.exists(local)
     if not exists:
         raise FileNotFoundError(f"input not found: {path}")
+
+
+# The bytes every file of a binary format starts with (Parquet also ends with its magic), and formats that a
+# text input must not be: read as CSV or JSON, such a file becomes one column of garbage, not an error.
+_MAGIC = {"parquet": b"PAR1", "orc": b"ORC"}
+_BINARY_MAGIC = {
+    b"PAR1": ("Parquet", "read it with --format parquet"),
+    b"ORC": ("ORC", "read it with --format orc"),
+    b"Obj\x01": ("Avro", "hashexpr does not read Avro"),
+    b"PK\x03\x04": ("a zip archive", "unzip it first"),
+    b"\x1f\x8b": ("gzip-compressed", "name it .gz so that Spark decompresses it"),
+    b"BZh": ("bzip2-compressed", "name it .bz2 so that Spark decompresses it"),
+    b"\x28\xb5\x2f\xfd": ("zstd-compressed", "name it .zst so that Spark decompresses it"),
+}
+# How much of a text file is looked at for NUL bytes, which no CSV or JSON in a byte-oriented encoding holds.
+_TEXT_SAMPLE = 65536
+
+
+def check_content(path: str, fmt: str, options: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`ValueError` when a local input's files are not what ``fmt`` says, before Spark reads them.
+
+    Every data file of the input (a file, the part files of a directory at any depth, a glob's matches) is
+    checked: Parquet and ORC files by their magic bytes; CSV and JSON files for the magic bytes of a binary
+    format or compression, and, unless the reader is given an ``encoding`` (UTF-16 holds NUL bytes), for NUL
+    bytes in their first 64 KiB. Compressed text (``.csv.gz``) is left to Spark, which decompresses it by its
+    name. Remote paths are left to Spark.
+
+    Parameters
+    ----------
+    path : str
+        The input: a file, a directory or a glob.
+    fmt : str
+        The format it is read as, one of :data:`FORMATS`.
+    options : mapping of str to str, optional
+        The reader's options.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> parquet = pathlib.Path(tempfile.mkdtemp()) / "planes.csv"
+    >>> _ = parquet.write_bytes(b"PAR1" + bytes(8) + b"PAR1")
+    >>> check_content(str(parquet), "csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: .../planes.csv is not CSV: it is Parquet data; read it with --format parquet
+    """
+    local = local_path(path)
+    if local is None or "{" in local or fmt not in FORMATS:
+        return
+    encoded = any(k.lower() in ("encoding", "charset") for k in (options or {}))
+    for name in _data_files(local):
+        problem = _content_problem(name, fmt, encoded)
+        if problem is not None:
+            shown = path if os.path.abspath(name) == os.path.abspath(local) else name
+            raise ValueError(f"{shown} is not {fmt.upper() if fmt != 'parquet' else 'Parquet'}: {problem}")
+
+
+def _data_files(local: str) -> Iterator[str]:
+    """The data files a local input reads: itself, a glob's matches, and the files under directories, leaving
+    out what Spark leaves out (names starting with ``_`` or ``.``: _SUCCESS, .crc files, _delta_log)."""
+    matches = sorted(glob.glob(local)) if any(c in local for c in "*?[") else [local]
+    for match in matches:
+        if not os.path.isdir(match):
+            yield match
+            continue
+        for folder, dirs, files in os.walk(match):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+            yield from (os.path.join(folder, f) for f in sorted(files) if not f.startswith(("_", ".")))
+
+
+def _content_problem(name: str, fmt: str, encoded: bool) -> str | None:
+    """What is wrong with one file read as ``fmt``, or None."""
+    try:
+        with open(name, "rb") as f:
+            head = f.read(_TEXT_SAMPLE)
+            if fmt == "parquet" and len(head) >= 8:
+                f.seek(-4, os.SEEK_END)
+                tail = f.read(4)
+            else:
+                tail = b""
+    except OSError as error:
+        return f"it cannot be read ({error.strerror})"
+    magic = _MAGIC.get(fmt)
+    if magic is not None:
+        if fmt == "parquet" and not (head.startswith(magic) and tail == magic):
+            return f"it does not start and end with PAR1, Parquet's magic bytes{_known(head)}"
+        if fmt == "orc" and not head.startswith(magic):
+            return f"it does not start with ORC, ORC's magic bytes{_known(head)}"
+        return None
+    if _compressed(name):
+        return None
+    found = _binary(head)
+    if found is not None:
+        what, fix = found
+        return f"it is {what} data; {fix}"
+    if not encoded and b"\x00" in head:
+        return (
+            "it holds NUL bytes, which no text file in a byte-oriented encoding does: name its format with "
+            "--format, or its encoding with --option encoding=..."
+        )
+    return None
+
+
+def _binary(head: bytes) -> tuple[str, str] | None:
+    """What binary format or compression a file's first bytes show, and the fix; None for anything else."""
+    return next((found for prefix, found in _BINARY_MAGIC.items() if head.startswith(prefix)), None)
+
+
+def _known(head: bytes) -> str:
+    """`` (it is ORC data)``, when a file's first bytes tell what it is instead."""
+    found = _binary(head)
+    return f" (it is {found[0]} data)" if found else ""
+
+
+def _compressed(name: str) -> bool:
+    return os.path.splitext(name)[1].lower() in _COMPRESSION
 
 
 def check_output(path: str, mode: str, inputs: Sequence[str] = ()) -> str:
@@ -447,7 +578,7 @@ def _remove_stale_siblings(target: str) -> None:
     for entry in entries:
         if not entry.startswith(prefix):
             continue
-        kind, _, pid = entry[len(prefix):].partition("-")
+        kind, _, pid = entry[len(prefix) :].partition("-")
         if kind not in ("tmp", "old") or not pid.isdigit() or _alive(int(pid)):
             continue
         stale = os.path.join(parent, entry)

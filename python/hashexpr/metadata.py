@@ -18,9 +18,10 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
+from hashexpr.definitions import Definition, field_metadata, hash_definition, key_definition
 from hashexpr.functions import _require, record_hash, record_key
 from hashexpr.names import column, quote, resolve
-from hashexpr.options import Algorithm
+from hashexpr.options import Algorithm, KeyOptions, algorithm_of, flag
 from hashexpr.reference import FORMAT_VERSION
 
 if TYPE_CHECKING:
@@ -118,6 +119,11 @@ def _stream_seqno(commit: Column, position: Column) -> Column:
     """``<commit id>_<micro-batch id>_<partition>_<index>`` of a ``row_position()`` struct."""
     parts = [position.getField(f).cast("string") for f in ("batch_id", "partition", "index")]
     return F.concat(commit, *(p for part in parts for p in (F.lit("_"), part)))
+
+
+def _metadata_of(field: str, recorded: Mapping[str, Definition]) -> dict[str, Any]:
+    """The column metadata of the metadata field ``field``: its definition, for a hash."""
+    return recorded[field].metadata(field) if field in recorded else field_metadata(field)
 
 
 def _null_string() -> Column:
@@ -278,10 +284,20 @@ def with_metadata(
             "with_metadata: pass algorithm= and secret= to with_metadata itself, not in key_options: they "
             "apply to both the record key and the record hash"
         )
+    options = KeyOptions.from_mapping(key_options, "with_metadata")
+    algorithm, secret = algorithm_of(algorithm, secret, "with_metadata")
     hashing = {"algorithm": algorithm, "secret": secret}
+    commit_seqno = flag(commit_seqno, "commit_seqno", "with_metadata")
+    source_file = flag(source_file, "source_file", "with_metadata")
     payload = resolve(df, list(hash_columns), "with_metadata") if hash_columns is not None else df.columns
     if not payload:
         raise ValueError("with_metadata needs at least one column to hash")
+    # Each hash column records what it is the hash of, so that a reader (diff, find_collisions) uses it only
+    # when that is the hash it would compute.
+    recorded = {
+        "record_key": key_definition(keys, options, algorithm, secret, FORMAT_VERSION),
+        "record_hash": hash_definition(payload, algorithm, secret, FORMAT_VERSION),
+    }
 
     chosen = _column_names(names)
     streaming = df.isStreaming
@@ -300,7 +316,7 @@ def with_metadata(
         commit_at = F.lit(instant).cast("timestamp")
         commit = F.lit(commit_id if commit_id is not None else _commit_id(instant))
     added: list[tuple[str, Column]] = [
-        ("record_key", record_key(*map(quote, keys), **dict(key_options or {}), **hashing)),
+        ("record_key", record_key(*map(quote, keys), **options.as_kwargs(), **hashing)),
         ("record_hash", record_hash(*map(quote, payload), by_name=True, **hashing)),
         ("commit_time", commit_at),
     ]
@@ -315,12 +331,20 @@ def with_metadata(
     added.append(("format_version", F.lit(FORMAT_VERSION).cast("int")))
 
     _check_clashes(df, [chosen[field] for field, _ in added])
-    tagged = df.select("*", *(c.alias(chosen[field]) for field, c in added))
+    tagged = df.select(
+        "*",
+        *(c.alias(chosen[field], metadata=_metadata_of(field, recorded)) for field, c in added),
+    )
     if not (commit_seqno and streaming):
         return tagged
     # A projection of its own evaluates row_position() once per row; the sequence number reads three of its
     # fields, and three calls would be three positions.
     seqno = chosen["commit_seqno"]
     return tagged.select(
-        *(_stream_seqno(commit, column(c)).alias(c) if c == seqno else column(c) for c in tagged.columns)
+        *(
+            _stream_seqno(commit, column(c)).alias(c, metadata=field_metadata("commit_seqno"))
+            if c == seqno
+            else column(c)
+            for c in tagged.columns
+        )
     )

@@ -9,14 +9,15 @@ do the column functions :func:`~hashexpr.record_hash` and :func:`~hashexpr.recor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 
 def quote(name: str) -> str:
@@ -165,7 +166,8 @@ def resolve(df: DataFrame, names: Sequence[str], function: str, what: str = "df"
     Raises
     ------
     ValueError
-        Naming the function and the first name that matches no column, or several, with ``df``'s columns.
+        Naming the function and the first name that matches no column (with the nearest column's name), or
+        several, with ``df``'s columns.
 
     Examples
     --------
@@ -173,30 +175,91 @@ def resolve(df: DataFrame, names: Sequence[str], function: str, what: str = "df"
     >>> df = spark.createDataFrame([(1, 2)], "`a.b` INT, Id INT")
     >>> resolve(df, ["id", "a.b"], "f")
     ['Id', 'a.b']
-    >>> resolve(df, ["a"], "f")
+    >>> resolve(df, ["idd"], "f")
     Traceback (most recent call last):
         ...
-    ValueError: f: df has no column 'a'; its columns are ['a.b', 'Id']
+    ValueError: f: df has no column 'idd' (did you mean 'Id'?); its columns are ['a.b', 'Id']
     """
-    columns = df.columns
-    by_lower: dict[str, list[str]] = {}
-    for c in columns:
-        by_lower.setdefault(c.lower(), []).append(c)
-    case_sensitive: bool | None = None
-    resolved = []
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"{function}: column names must be non-empty strings, got {name!r}")
-        if name in columns:
-            resolved.append(name)
-            continue
-        if case_sensitive is None:
-            # Read only when a name needs it: over Spark Connect each read is a round trip.
-            case_sensitive = df.sparkSession.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
-        matches = [] if case_sensitive else by_lower.get(name.lower(), [])
-        if len(matches) > 1:
-            raise ValueError(f"{function}: {name!r} matches several columns of {what}, {matches}: rename them")
-        if not matches:
-            raise ValueError(f"{function}: {what} has no column {name!r}; its columns are {columns}")
-        resolved.append(matches[0])
-    return resolved
+    return Resolver.of(df).resolve(names, function, what)
+
+
+class Resolver:
+    """Column names matched as Spark matches them, over one list of columns.
+
+    ``case_sensitive`` is ``spark.sql.caseSensitive``; it is read only when a name needs it (over Spark Connect
+    each read is a round trip), by ``read_case_sensitive``.
+    """
+
+    def __init__(self, columns: Sequence[str], read_case_sensitive: Callable[[], bool]) -> None:
+        self.columns = list(columns)
+        self._read_case_sensitive = read_case_sensitive
+        self._case_sensitive: bool | None = None
+        self._by_lower: dict[str, list[str]] = {}
+        for c in self.columns:
+            self._by_lower.setdefault(c.lower(), []).append(c)
+
+    @classmethod
+    def of(cls, df: DataFrame) -> Resolver:
+        """The resolver of ``df``'s top-level columns under its session's ``spark.sql.caseSensitive``."""
+        return cls(df.columns, lambda: case_sensitive(df.sparkSession))
+
+    @property
+    def case_sensitive(self) -> bool:
+        if self._case_sensitive is None:
+            self._case_sensitive = self._read_case_sensitive()
+        return self._case_sensitive
+
+    def matches(self, name: str) -> list[str]:
+        """The columns ``name`` resolves to: one, none, or (ignoring case) several."""
+        if name in self.columns:
+            return [name]
+        return [] if self.case_sensitive else self._by_lower.get(name.lower(), [])
+
+    def find(self, name: str) -> str | None:
+        """The column ``name`` resolves to, or None when none does (several is an error)."""
+        found = self.matches(name)
+        if len(found) > 1:
+            raise ValueError(f"{name!r} matches several columns, {found}: rename them")
+        return found[0] if found else None
+
+    def nearest(self, name: str) -> str | None:
+        """The column whose name is closest to ``name``, for an error's hint; None when none is close."""
+        lowered = {c.lower(): c for c in reversed(self.columns)}
+        close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+        return lowered[close[0]] if close else None
+
+    def hint(self, name: str) -> str:
+        """`` (did you mean 'x'?)`` for a name that matches no column, when one is close; else ``''``."""
+        near = self.nearest(name)
+        return f" (did you mean {near!r}?)" if near is not None else ""
+
+    def resolve(self, names: Sequence[str], function: str, what: str = "df") -> list[str]:
+        """Each of ``names`` as the columns spell it; a ValueError naming ``function`` otherwise."""
+        resolved = []
+        for name in names:
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"{function}: column names must be non-empty strings, got {name!r}")
+            found = self.matches(name)
+            if len(found) > 1:
+                raise ValueError(
+                    f"{function}: {name!r} matches several columns of {what}, {found}: rename them"
+                )
+            if not found:
+                raise ValueError(
+                    f"{function}: {what} has no column {name!r}{self.hint(name)}; its columns are "
+                    f"{preview(self.columns)}"
+                )
+            resolved.append(found[0])
+        return resolved
+
+
+def case_sensitive(spark: SparkSession) -> bool:
+    """Whether ``spark`` matches column names by case (``spark.sql.caseSensitive``)."""
+    return str(spark.conf.get("spark.sql.caseSensitive", "false")).strip().lower() == "true"
+
+
+def preview(columns: Sequence[str], limit: int = 50) -> str:
+    """The list of ``columns`` for a message, cut after ``limit`` names."""
+    if len(columns) <= limit:
+        return str(list(columns))
+    return f"{list(columns[:limit])} and {len(columns) - limit} more"

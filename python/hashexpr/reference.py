@@ -109,6 +109,7 @@ from pyspark.sql.types import (
     YearMonthIntervalType,
 )
 
+from hashexpr.options import ALGORITHMS, CASES, FINGERPRINT_ALGORITHMS, KeyOptions, word
 from hashexpr.spark_types import CalendarIntervalType
 
 if TYPE_CHECKING:
@@ -197,8 +198,7 @@ _LTHASH_ELEMENT_LABEL = b"hashexpr-lthash16"
 _LTHASH_LABEL = b"hashexpr-fingerprint-lthash16"
 
 
-# docs/FORMAT.md, section 10: the algorithms, and how a map's entries are combined while one is encoded.
-ALGORITHMS = ("murmur3", "sha256", "hmac-sha256")
+# docs/FORMAT.md, section 10: how a map's entries are combined while one is encoded.
 _SORTED_MAP_DIGESTS: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "sorted_map_digests", default=False
 )
@@ -206,8 +206,7 @@ _SORTED_MAP_DIGESTS: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 def _hashed(encode: Callable[[], bytes], algorithm: str, key: bytes | str | None) -> bytes:
     """Hashes the encoding ``encode`` makes under ``algorithm`` (section 10 changes how maps are encoded)."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    algorithm = word(algorithm, "algorithm", ALGORITHMS, "reference")
     if (algorithm == "hmac-sha256") != (key is not None):
         raise ValueError("key is needed with algorithm='hmac-sha256', and only with it")
     if algorithm == "murmur3":
@@ -298,8 +297,13 @@ def encode_record(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
         raise ValueError(f"record has {len(values)} values but {len(types)} types")
     for dtype in types:
         _check_type(dtype)
+    return _encode_record(values, types, [f"argument {i}" for i in range(1, len(values) + 1)])
+
+
+def _encode_record(values: list[Any], types: list[DataType], labels: Sequence[str]) -> bytes:
+    """``RECORD`` of checked values and types; an error names the argument by its label."""
     parts = [bytes([FORMAT_VERSION]), _u32(len(values))]
-    parts.extend(_encode(value, dtype) for value, dtype in zip(values, types))
+    parts.extend(_encode_argument(value, dtype, label) for value, dtype, label in zip(values, types, labels))
     return b"".join(parts)
 
 
@@ -416,7 +420,8 @@ def encode_record_by_name(
     parts = [bytes([_BY_NAME_RECORD])]
     for name, value, dtype in _sorted_arguments(values, types):
         if value is not None:
-            parts.append(bytes([_STRING]) + _u32(len(name)) + name + _encode(value, dtype))
+            label = f"argument {name.decode('utf-8')!r}"
+            parts.append(bytes([_STRING]) + _u32(len(name)) + name + _encode_argument(value, dtype, label))
     parts.append(bytes([_BY_NAME_END]))
     return b"".join(parts)
 
@@ -542,9 +547,9 @@ def record_key(
         ...
     ValueError: record_key: every key part is NULL. Filter such rows out, or choose what they get with null_key=hash (a hash of the NULL key) or null_key=null (NULL)
     """
-    if null_key not in _NULL_KEYS:
-        raise ValueError(f"null_key must be 'hash', 'null' or 'error', got {null_key!r}")
-    parts, types = _normalised_key(values, types, salt, trim, case, empty_as_null)
+    options = KeyOptions.of(salt, trim, case, empty_as_null, null_key)
+    parts, types = _normalised_key(values, types, options)
+    salt, null_key = options.salt, options.null_key
     if null_key != "hash" and all(part is None for part in parts):
         if null_key == "null":
             return None
@@ -589,7 +594,8 @@ def encode_key(
     >>> encode_key([b"a\\xff"], [StringType()], case="upper").hex(" ")
     '82 05 00 00 00 00 01 00 00 00 05 02 00 00 00 41 ff'
     """
-    return _encode_key(*_normalised_key(values, types, salt, trim, case, empty_as_null), salt)
+    options = KeyOptions.of(salt, trim, case, empty_as_null)
+    return _encode_key(*_normalised_key(values, types, options), options.salt)
 
 
 def case_map(text: str, case: str) -> str:
@@ -626,10 +632,8 @@ def case_map(text: str, case: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"case_map needs a str, got {type(text).__name__}")
     table = _case_table()
-    if case == "upper":
+    if word(case, "case", CASES, "case_map") == "upper":
         return text.translate(table.upper)
-    if case != "lower":
-        raise ValueError(f"case must be 'upper' or 'lower', got {case!r}")
     if _CAPITAL_SIGMA not in text:
         return text.translate(table.lower)
     pieces = text.split(_CAPITAL_SIGMA)
@@ -642,8 +646,6 @@ def case_map(text: str, case: str) -> str:
     return "".join(out)
 
 
-_NULL_KEYS = ("hash", "null", "error")
-_CASES = ("upper", "lower")
 _KEY_STRING_TYPES = (StringType, CharType, VarcharType)
 _CASE_TABLE = "unicode_case_14_0_0.txt"
 _CASE_UNICODE_VERSION = "14.0.0"
@@ -651,15 +653,9 @@ _CAPITAL_SIGMA, _SMALL_SIGMA, _FINAL_SIGMA = "\u03a3", "\u03c3", "\u03c2"
 
 
 def _normalised_key(
-    values: Sequence[Any],
-    types: Sequence[DataType],
-    salt: str,
-    trim: bool,
-    case: str | None,
-    empty_as_null: bool,
+    values: Sequence[Any], types: Sequence[DataType], options: KeyOptions
 ) -> tuple[list[Any], list[DataType]]:
-    """The key parts after normalisation, and their types, once the options are checked."""
-    _check_key_options(salt, trim, case, empty_as_null)
+    """The key parts after the normalisation ``options`` ask for, and their types."""
     values = list(values)
     types = list(types)
     if not values:
@@ -668,34 +664,13 @@ def _normalised_key(
         raise ValueError(f"key has {len(values)} values but {len(types)} types")
     for dtype in types:
         _check_type(dtype)
-    normalises = trim or case is not None or empty_as_null
     parts = [
-        _normalise_key_string(_utf8_bytes(value, dtype), trim, case, empty_as_null)
-        if normalises and value is not None and isinstance(dtype, _KEY_STRING_TYPES)
+        _normalise_key_string(_utf8_bytes(value, dtype), options.trim, options.case, options.empty_as_null)
+        if options.normalizes and value is not None and isinstance(dtype, _KEY_STRING_TYPES)
         else value
         for value, dtype in zip(values, types)
     ]
     return parts, types
-
-
-def _check_key_options(salt: str, trim: bool, case: str | None, empty_as_null: bool) -> None:
-    if not isinstance(salt, str):
-        raise TypeError(f"salt must be a str, got {type(salt).__name__}")
-    # record_key_with splits its options at ';' and trims every value as Java's String.trim() does.
-    if ";" in salt or salt != salt.strip("".join(map(chr, range(0x21)))):
-        raise ValueError(
-            f"salt must not contain ';' nor start or end with whitespace or control characters, got {salt!r}: "
-            "record_key_with could not take it as an option"
-        )
-    try:
-        salt.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"salt {salt!r} has a lone surrogate, which UTF-8 cannot encode") from None
-    for name, flag in (("trim", trim), ("empty_as_null", empty_as_null)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
-    if case is not None and case not in _CASES:
-        raise ValueError(f"case must be 'upper', 'lower' or None, got {case!r}")
 
 
 def _normalise_key_string(data: bytes, trim: bool, case: str | None, empty_as_null: bool) -> bytes | None:
@@ -711,7 +686,9 @@ def _normalise_key_string(data: bytes, trim: bool, case: str | None, empty_as_nu
 def _encode_key(parts: list[Any], types: list[DataType], salt: str) -> bytes:
     salt_bytes = salt.encode("utf-8")
     encoded = [bytes([_KEY_RECORD, _STRING]), _u32(len(salt_bytes)), salt_bytes, _u32(len(parts))]
-    encoded.extend(_encode(part, dtype) for part, dtype in zip(parts, types))
+    encoded.extend(
+        _encode_argument(part, dtype, f"key part {i}") for i, (part, dtype) in enumerate(zip(parts, types), 1)
+    )
     return b"".join(encoded)
 
 
@@ -900,8 +877,7 @@ def dataset_fingerprint(
     names = list(names)
     if not names:
         raise ValueError("dataset_fingerprint needs at least one column, as Spark's dataset_fingerprint does")
-    if algorithm not in ("murmur3", "lthash16"):
-        raise ValueError(f"algorithm must be 'murmur3' or 'lthash16', got {algorithm!r}")
+    algorithm = word(algorithm, "algorithm", FINGERPRINT_ALGORITHMS, "dataset_fingerprint")
     if key is not None and algorithm != "lthash16":
         raise ValueError("key is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256)")
     types = list(types)
@@ -910,8 +886,9 @@ def dataset_fingerprint(
     schema = schema_hash(names, types)
     count = 0
     total = 0
+    labels = [f"column {name!r}" for name in names]
     for row in rows:
-        total += int.from_bytes(record_hash(row, types), "little")
+        total += int.from_bytes(_murmur3(_encode_row(row, types, labels)), "little")
         count += 1
     digest = hashlib.sha256(
         _FINGERPRINT_LABEL
@@ -948,8 +925,9 @@ def _lthash_fingerprint(
     algorithm = "sha256" if key is None else "hmac-sha256"
     state = [0] * _LTHASH_LANES
     count = 0
+    labels = [f"column {name!r}" for name in names]
     for row in rows:
-        lanes = lthash16_lanes(record_hash(row, types, algorithm=algorithm, key=key))
+        lanes = lthash16_lanes(_hashed(functools.partial(_encode_row, row, types, labels), algorithm, key))
         state = [(a + b) & 0xFFFF for a, b in zip(state, lanes)]
         count += 1
     body = _i64(count) + struct.pack(f"<{_LTHASH_LANES}H", *state)
@@ -1020,7 +998,40 @@ def _check_type(dtype: DataType) -> None:
 # Values
 
 
+def _encode_row(row: Sequence[Any], types: list[DataType], labels: list[str]) -> bytes:
+    """``RECORD`` of one row of a table (checked types), its errors naming the column."""
+    values = list(row)
+    if len(values) != len(types):
+        raise ValueError(f"a row has {len(values)} values but the table {len(types)} columns")
+    return _encode_record(values, types, labels)
+
+
+def _encode_argument(value: Any, dtype: DataType, label: str) -> bytes:
+    """``ENC(value, dtype)`` of a top-level argument; a TypeError or ValueError names it by ``label``."""
+    try:
+        return _encode(value, dtype)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{label} ({_type_name(dtype)}): {error}") from None
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar (``numpy.int64(7)``, ``numpy.float32(0.5)``, ``numpy.bool_(True)``) as the Python
+    value it holds; a NumPy date or duration is refused, since its unit is not the format's."""
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if kind is None or getattr(value, "shape", None) != () or not hasattr(value, "item"):
+        return value
+    if kind in "biuf":
+        return value.item()
+    if kind in "mM":
+        raise TypeError(
+            f"got a NumPy {value.dtype}, whose unit this module does not guess: pass a datetime, a timedelta "
+            "or int microseconds (e.g. value.astype('datetime64[us]').item())"
+        )
+    return value
+
+
 def _encode(value: Any, dtype: DataType) -> bytes:
+    value = _plain(value)
     if isinstance(dtype, UserDefinedType):
         return _encode(value, dtype.sqlType())
     if value is None:
@@ -1070,6 +1081,11 @@ def _encode_boolean(value: Any, dtype: DataType) -> bytes:
 
 
 def _encode_integral(value: Any, dtype: DataType) -> bytes:
+    if isinstance(value, float):
+        raise TypeError(
+            f"{_type_name(dtype)} value must be an int, got float {value!r} (pandas makes an integer column "
+            "with missing values float64: use the nullable Int64 dtype, or None for NULL)"
+        )
     _expect(value, (int,), dtype, "an int")
     _check_range(value, _INTEGRAL_RANGES[type(dtype)], dtype)
     return bytes([_INTEGRAL]) + _i64(value)

@@ -181,7 +181,11 @@ def source(
         chosen = found or hio.input_format(path)
     if chosen in TABLE_FORMATS:
         hio.check_input(path)
+        if found is None and hio.local_path(path) is not None:
+            raise ValueError(f"{path} is not {_article(chosen)} table: it has no {_LOG[chosen]}")
         require_library(chosen, path, available)
+    else:
+        hio.check_content(path, chosen, options)
     if (version is not None or timestamp is not None) and chosen != "delta":
         raise ValueError(f"--version and --timestamp are for Delta tables; {path} is {chosen}")
     return Source(

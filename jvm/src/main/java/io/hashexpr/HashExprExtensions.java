@@ -33,6 +33,7 @@ public final class HashExprExtensions implements SparkSessionExtensionsProvider 
     {"record_hash_by_name_with", "io.hashexpr.RecordHashByNameWith"},
     {"record_key", "io.hashexpr.RecordKey"},
     {"record_key_with", "io.hashexpr.RecordKeyWith"},
+    {"normalize_key", "io.hashexpr.NormalizeKey"},
     {"dataset_fingerprint", "io.hashexpr.DatasetFingerprint"},
     {"dataset_fingerprint_with", "io.hashexpr.DatasetFingerprintWith"},
     {"diff_buckets", "io.hashexpr.DiffBuckets"},

@@ -54,8 +54,9 @@ object FingerprintAlgorithm {
             "secret=<name> for HMAC-SHA-256 row hashes)")
         case (Right((algorithm, _)), ("secret", _, Some(v))) if v.nonEmpty =>
           Secrets.nameProblem(v).toLeft((algorithm, Some(v)))
-        case (_, ("algorithm" | "secret", item, _)) => Left(s"option '$item' with a missing or unknown value")
-        case (_, (_, item, _)) => Left(s"unknown option '$item'")
+        case (_, ("algorithm" | "secret", item, _)) =>
+          Left(s"option '$item' with a missing or unknown value${KeyOptions.separatorHint(item)}")
+        case (_, (_, item, _)) => Left(s"unknown option '$item'${KeyOptions.separatorHint(item)}")
       }
     }
     chosen.flatMap {

@@ -20,6 +20,7 @@ object HashExprFunctions {
     describe[RecordHashByNameWith](RecordHashByNameWith.Name),
     describe[RecordKey](RecordKey.Name),
     describe[RecordKeyWith](RecordKeyWith.Name),
+    describe[NormalizeKey](NormalizeKey.Name),
     describe[DatasetFingerprint](DatasetFingerprint.Name),
     describe[DatasetFingerprintWith](DatasetFingerprintWith.Name),
     describe[DiffBuckets](DiffBuckets.Name),

@@ -32,6 +32,10 @@ object KeyOptions {
     case o => Right(o.algorithm)
   }
 
+  /** A hint for an item that holds a ',': `'trim, case=upper'` is one unknown item, not two options. */
+  private[hashexpr] def separatorHint(item: String): String =
+    if (item.contains(",")) " (options are separated by ';', not ',')" else ""
+
   /**
    * Parses an options string; Left says what is wrong with it. Items are separated by ';' and may be surrounded
    * by spaces (U+0000 to U+0020, which `String.trim` removes); option names and the words `upper`, `lower`,
@@ -71,8 +75,8 @@ object KeyOptions {
             secret = Some(v.trim)
             Secrets.nameProblem(v.trim).toLeft(o)
           case ("salt" | "case" | "null_key" | "algorithm" | "secret", _) =>
-            Left(s"option '${item.trim}' with a missing or unknown value")
-          case _ => Left(s"unknown option '${item.trim}'")
+            Left(s"option '${item.trim}' with a missing or unknown value${separatorHint(item)}")
+          case _ => Left(s"unknown option '${item.trim}'${separatorHint(item)}")
         }
         parsed.map(p => (p, seen + name))
       case (failed, _) => failed

@@ -23,7 +23,9 @@ class KeyOptionsSuite extends SparkSuite {
       "trim=yes" -> "option 'trim=yes': 'trim' takes no value",
       "case=title" -> "option 'case=title' with a missing or unknown value",
       "null_key" -> "option 'null_key' with a missing or unknown value",
-      "slat=x" -> "unknown option 'slat=x'")
+      "slat=x" -> "unknown option 'slat=x'",
+      "trim, case=upper" -> "unknown option 'trim, case=upper' (options are separated by ';', not ',')",
+      "case=upper, trim" -> "option 'case=upper, trim' with a missing or unknown value (options are separated by ';'")
     errors.foreach { case (text, message) =>
       val problem = KeyOptions.parse(text)
       assert(problem.left.exists(_.contains(message)), s"$text: $problem")

@@ -1,0 +1,152 @@
+"""The values join of a diff: the rows near a change, matched by key hash, with their changed columns.
+
+Each side's rows to compare (those of the differing buckets, or of the changed keys, and the NULL-key rows) are
+shuffled once by key hash; within a key they are numbered in row-hash order and paired by number, so duplicate
+keys pair up one to one and a key with the same rows on both sides pairs each row with an equal one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from hashexpr.diff.buckets import BucketPass, key_filter
+from hashexpr.diff.rows import hashes_sql, keyed, lanes
+from hashexpr.diff.spec import BUCKET, FP, KH, PART, RN, H, N, Spec, V
+from hashexpr.names import quote
+from hashexpr.sql_text import record_hash_sql, string
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+# Rows (both sides together) per task of the values join at most, when Spark's configured shuffle partitions
+# would put more into each: a compared row carries its values, and at this count the sorts of the window and
+# the join stay within the execution memory of a 1g executor instead of spilling.
+ROWS_PER_TASK = 200_000
+
+
+def values_sql(spec: Spec) -> str:
+    """SQL of the struct of the compared columns' values, its fields named as the columns."""
+    return f"struct({', '.join(quote(c) for c in spec.columns)})"
+
+
+def join_partitions(spec: Spec, plan: BucketPass | None, changed_keys: Column | None) -> int | None:
+    """The partitions of the values join when Spark's ``spark.sql.shuffle.partitions`` would give a task more
+    than :data:`ROWS_PER_TASK` of the rows the bucket pass counted; None leaves the number to Spark (and AQE).
+
+    With a key filter the join reads the rows of the differing buckets at most, not every row."""
+    if plan is None:
+        return None
+    rows = plan.rows_to_compare if changed_keys is not None else plan.rows_joined
+    needed = -(-rows // ROWS_PER_TASK)
+    configured = str(spec.old.sparkSession.conf.get("spark.sql.shuffle.partitions")).strip()
+    # A value other than a number (managed runtimes take "auto") leaves the choice to the runtime.
+    return needed if configured.isdigit() and needed > int(configured) else None
+
+
+def side_rows(
+    spec: Spec,
+    i: int,
+    plan: BucketPass | None,
+    partitions: int | None = None,
+    changed_keys: Column | None = None,
+) -> DataFrame:
+    """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
+    sums of :func:`~hashexpr.diff.rows.lanes` over the key's rows; shuffled into ``partitions`` partitions when given."""
+    prefix = "on"[i]
+    # When the differing buckets hold most rows, a filter by bucket costs more than it saves: the rows go on
+    # into the key filter, or are all joined.
+    by_bucket = None if plan is None or plan.joins_everything else plan
+    hashed = keyed(spec, i, by_bucket, with_null_keys=True, key_filter=changed_keys).selectExpr(
+        *(f"{quote(k)} AS {prefix}k{j}" for j, k in enumerate(spec.key)),
+        f"{values_sql(spec)} AS {prefix}{V}",
+        KH,
+        f"{hashes_sql(spec, i)[H]} AS {H}",
+        BUCKET,
+    )
+    # Rows are partitioned by key hash, NULL-key rows by their row hash (they are never matched, and this
+    # keeps them off a single task); the join below uses the same column, so each side is shuffled once.
+    kept = hashed.selectExpr("*", f"coalesce({KH}, {H}) AS {prefix}{PART}")
+    if partitions is not None:
+        # Both sides get the same number, so the window's partitioning still serves the join.
+        kept = kept.repartition(partitions, prefix + PART)
+    # One ordering for all window functions: Spark then computes them in one Window operator over one sort.
+    ordered = f"PARTITION BY {prefix}{PART} ORDER BY {H}"
+    by_key = f"{ordered} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+    return kept.selectExpr(
+        *(f"{prefix}k{j}" for j in range(len(spec.key))),
+        prefix + V,
+        f"{BUCKET} AS {prefix}{BUCKET}",
+        prefix + PART,
+        f"{KH} AS {prefix}{KH}",
+        f"{H} AS {prefix}{H}",
+        f"count(1) OVER ({by_key}) AS {prefix}{N}",
+        *(f"sum({lane}) OVER ({by_key}) AS {prefix}{FP}{n}" for n, lane in enumerate(lanes(H))),
+        # Numbering the rows of a key pairs duplicates one to one, so the join never multiplies them.
+        f"row_number() OVER ({ordered}) AS {prefix}{RN}",
+    )
+
+
+def changed_columns_sql(spec: Spec) -> str:
+    """SQL of ``changed_columns`` from the value structs of both sides and the ``change`` column."""
+    empty = "CAST(array() AS array<string>)"
+    if not spec.columns:
+        return f"CASE WHEN `change` = 'unchanged' THEN {empty} END"
+    # Per-column hashes, so that a column counts as changed exactly when the row hash says so.
+    differing = ", ".join(
+        f"CASE WHEN {record_hash_sql([f'o{V}.{quote(c)}'], **spec.hashing)} "
+        f"!= {record_hash_sql([f'n{V}.{quote(c)}'], **spec.hashing)} THEN {string(c)} END"
+        for c in spec.columns
+    )
+    return (
+        f"CASE WHEN `change` = 'update' THEN array_compact(array({differing})) "
+        f"WHEN `change` = 'unchanged' THEN {empty} END"
+    )
+
+
+def compared(spec: Spec, plan: BucketPass | None, include_values: bool) -> DataFrame:
+    """The rows, matched by key hash: every input row in exactly one output row (a matched pair in one)."""
+    changed_keys = key_filter(spec, plan)
+    partitions = join_partitions(spec, plan, changed_keys)
+    o, n = (side_rows(spec, i, plan, partitions, changed_keys) for i in (0, 1))
+    # Rows pair up by (key hash, row number); NULL-key rows (bucket -1) never pair up. Only the partition
+    # column is an equality, so Spark keeps the window's partitioning for the join instead of shuffling again.
+    joined = o.join(
+        n,
+        F.expr(f"o{PART} = n{PART} AND (o{RN} - n{RN}) = 0 AND o{BUCKET} >= 0 AND n{BUCKET} >= 0"),
+        "full_outer",
+    )
+    has_old, has_new = f"o{BUCKET} IS NOT NULL", f"n{BUCKET} IS NOT NULL"
+    null_key = f"coalesce(o{BUCKET}, n{BUCKET}) < 0"
+    # A key whose rows are the same multiset on both sides is unchanged, however many rows it has: rows are
+    # numbered in row-hash order, so its rows pair up with equal rows.
+    same_rows = " AND ".join([has_old, has_new, f"o{N} = n{N}", *(f"o{FP}{i} = n{FP}{i}" for i in range(4))])
+    several = f"greatest(coalesce(o{N}, 0), coalesce(n{N}, 0)) > 1"
+    duplicate = f"({several} AND NOT ({same_rows}))"
+    sides = (
+        f"CASE WHEN {duplicate} "
+        f"THEN array_compact(array(CASE WHEN {has_old} THEN 'old' END, CASE WHEN {has_new} THEN 'new' END)) "
+        f"WHEN {has_old} AND {has_new} THEN array('both') WHEN {has_old} THEN array('old') ELSE array('new') END"
+    )
+    change = (
+        f"CASE WHEN {null_key} THEN 'null_key' WHEN {duplicate} THEN 'duplicate_key' "
+        "WHEN `side` = 'new' THEN 'insert' WHEN `side` = 'old' THEN 'delete' "
+        f"WHEN o{H} != n{H} THEN 'update' ELSE 'unchanged' END"
+    )
+    exploded = joined.selectExpr("*", f"explode({sides}) AS `side`").selectExpr("*", f"{change} AS `change`")
+    values = [
+        f"CASE WHEN `side` != 'new' THEN o{V} END AS `old`",
+        f"CASE WHEN `side` != 'old' THEN n{V} END AS `new`",
+    ]
+    return exploded.selectExpr(
+        *(
+            f"CASE WHEN `side` = 'old' THEN ok{i} ELSE nk{i} END AS {quote(k)}"
+            for i, k in enumerate(spec.key)
+        ),
+        "`change`",
+        "`side`",
+        f"{changed_columns_sql(spec)} AS changed_columns",
+        *(values if include_values else []),
+    )

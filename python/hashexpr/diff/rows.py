@@ -1,0 +1,153 @@
+"""The rows a diff reads: each side's key hash, row hash and bucket, as SQL over the side's columns.
+
+Every query of a diff starts from :func:`keyed`: one side's key and compared columns (and its stored hashes),
+with the key hash and the bucket, filtered to the rows a step needs. Row hashes and value structs are computed
+after the filter, for the rows it keeps only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from hashexpr.diff.spec import BUCKET, DIGEST, KH, SIDE, H, Spec
+from hashexpr.diff.stored import key_hash_sql, null_key_sql, read_sql
+from hashexpr.names import quote
+from hashexpr.sql_text import record_hash_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from hashexpr.diff.buckets import BucketPass
+
+# Up to this many differing buckets are filtered with an IN list (a hash set in the plan); more go through a
+# broadcast semi-join with a list made in Spark from one string, passed as a row of data: the plan stays small,
+# and there is no call per bucket between Python and the JVM.
+MAX_IN_LIST = 64
+
+
+def hashes_sql(spec: Spec, i: int) -> dict[str, str]:
+    """SQL of side ``i``'s per-row key hash (NULL when a key part is NULL), row hash, and bucket.
+
+    The row hash is ``record_hash`` of the compared columns, or, when a side has stored hashes,
+    ``record_hash_by_name`` as ``with_metadata`` stores it; a side with stored hashes reads them
+    (:func:`~hashexpr.diff.stored.read_sql`).
+    """
+    null_key = null_key_sql(spec)
+    stored = spec.stored[i]
+    if stored is not None:
+        key_hash, row_hash = read_sql(spec, i, stored)
+    else:
+        key_hash = f"CASE WHEN NOT {null_key} THEN {key_hash_sql(spec)} END"
+        hashed = (spec.key if spec.by_name and spec.with_key else ()) + spec.columns
+        row_hash = (
+            record_hash_sql([quote(c) for c in hashed], by_name=spec.by_name, **spec.hashing)
+            if hashed
+            else "X''"
+        )
+    # Bucket -1 holds the NULL-key rows, which are reported, never matched.
+    bucket = f"CASE WHEN {null_key} THEN -1 ELSE pmod(hash({key_hash}), {spec.buckets}) END"
+    return {KH: key_hash, H: row_hash, BUCKET: bucket}
+
+
+def keyed(
+    spec: Spec,
+    i: int,
+    plan: BucketPass | None,
+    with_null_keys: bool = False,
+    key_filter: Column | None = None,
+) -> DataFrame:
+    """Side ``i``'s columns that diff reads, with the key hash and the bucket; with a plan, only the rows of the
+    differing buckets, with a key filter (:func:`~hashexpr.diff.buckets.key_filter`) only the rows of the keys
+    it holds, and the NULL-key rows with ``with_null_keys``.
+    """
+    stored = spec.stored[i]
+    names = spec.key + spec.columns + ((stored.record_key, stored.record_hash) if stored else ())
+    hashes = hashes_sql(spec, i)
+    rows = spec.side(i).selectExpr(
+        *map(quote, names), f"{hashes[KH]} AS {KH}", f"{hashes[BUCKET]} AS {BUCKET}"
+    )
+    if plan is not None:
+        rows = bucket_filter(rows, plan, with_null_keys)
+    if key_filter is not None:
+        held = F.call_function("diff_key_filter_contains", key_filter, F.col(KH))
+        rows = rows.where((F.col(BUCKET) < 0) | held if with_null_keys else held)
+    return rows
+
+
+def bucket_filter(df: DataFrame, plan: BucketPass | None, with_null_keys: bool = False) -> DataFrame:
+    """Keep the rows of the differing buckets (every keyed row without a plan, i.e. with unchanged rows), and
+    with ``with_null_keys`` the NULL-key rows (bucket -1) too."""
+    if plan is None:
+        return df if with_null_keys else df.where(f"{BUCKET} >= 0")
+    ids = list(plan.differing_buckets)
+    if with_null_keys and sum(plan.null_key_rows):
+        ids.append(-1)
+    if not ids:
+        # A constant false filter: Spark prunes the scan of this branch entirely.
+        return df.where("false")
+    listed = ",".join(map(str, ids))
+    if len(ids) <= MAX_IN_LIST:
+        return df.where(f"{BUCKET} IN ({listed})")
+    # The list goes into Spark as a row of data, not as a literal: with 10^5 buckets a literal made the plan
+    # megabytes long, and Spark keeps a copy of every query's plan for its UI.
+    chosen = df.sparkSession.createDataFrame([(listed,)], "ids STRING").selectExpr(
+        f"explode(CAST(split(ids, ',') AS array<int>)) AS {BUCKET}"
+    )
+    return df.join(F.broadcast(chosen), on=BUCKET, how="left_semi")
+
+
+def hashed_sides(spec: Spec, plan: BucketPass | None = None) -> DataFrame:
+    """Both sides as (side: 0 old, 1 new, bucket, key hash, digest); only the differing buckets with a plan.
+
+    The digest is the record hash of the key hash and the row hash: equal values hash alike also when a
+    column's type differs between the sides within a widening group, and a changed key changes the digest.
+    A side with recorded stored hashes is read for its key columns and those two hashes alone. With a plan the
+    differing buckets are kept however many rows they hold: a row of the other buckets would only be
+    shuffled and compared to be found unchanged.
+    """
+    sides = [
+        keyed(spec, i, plan).selectExpr(
+            f"{i} AS {SIDE}", BUCKET, KH, f"record_hash({KH}, {hashes_sql(spec, i)[H]}) AS {DIGEST}"
+        )
+        for i in (0, 1)
+    ]
+    return sides[0].unionByName(sides[1])
+
+
+def fingerprint_sql(*cols: str, side: int) -> str:
+    """SQL of the dataset_fingerprint of ``cols`` over one side's rows.
+
+    The fingerprint is order-independent and duplicate-sensitive: equal exactly for equal multisets of rows.
+    """
+    args = ", ".join(quote(c) for c in cols)
+    return f"dataset_fingerprint({args}) FILTER (WHERE {quote(SIDE)} = {side})"
+
+
+def lanes(row_hash: str) -> list[str]:
+    """SQL of four 32-bit lanes of two 64-bit digests of a row hash.
+
+    Summed over a key's rows they compare the rows as a multiset: exact sums of 32-bit values never overflow
+    (below 2^31 rows), so equal multisets always give equal sums, and different ones equal sums only by chance.
+    """
+    out = []
+    for seed in (0, 1):
+        digest = f"xxhash64({row_hash}, {seed})"
+        out += [f"shiftrightunsigned({digest}, 32)", f"({digest} & {0xFFFFFFFF})"]
+    return out
+
+
+def compare_groups(hashed: DataFrame, group: str) -> DataFrame:
+    """Per group: each side's row count, and whether both sides hold the same multiset of rows.
+
+    Every aggregate has a fixed-width buffer, so Spark runs one hash aggregate that folds each task's rows
+    into at most one row per group before the shuffle.
+    """
+    rows = [c for c in hashed.columns if c not in (SIDE, BUCKET)]
+    return hashed.groupBy(group).agg(
+        F.expr(f"count_if({SIDE} = 0) AS n_old"),
+        F.expr(f"count_if({SIDE} = 1) AS n_new"),
+        F.expr(f"{fingerprint_sql(*rows, side=0)} = {fingerprint_sql(*rows, side=1)} AS same"),
+    )
