@@ -571,12 +571,13 @@ def section_diff(
             "k",
         )
 
-    diff_module = importlib.import_module("hashexpr.diff")
+    inputs = importlib.import_module("hashexpr.diff.inputs")
+    buckets = importlib.import_module("hashexpr.diff.buckets")
 
     def bucket_pass(o_path: str, n_path: str) -> int:
         """hx.diff's first query alone (what it runs before it reads any values): the differing buckets."""
-        spec = diff_module._spec(read(o_path), read(n_path), "id", None, None, None, None)
-        return len(diff_module._bucket_pass(spec).differing_buckets)
+        spec = inputs.checked(read(o_path), read(n_path), "id", None, None, None, None)
+        return len(buckets.bucket_pass(spec).differing_buckets)
 
     smallest = min(sets)
     per_case = {}

@@ -228,9 +228,25 @@ def test_diff_with_stored_hashes_over_connect(remote: SparkSession, classic: dic
     new = local.where("id % 10 <> 3").withColumn("s", F.expr("IF(id % 7 = 0, concat(s, '*'), s)"))
     new = new.unionByName(local.where("id < 5").withColumn("id", F.col("id") + 10_000))
     tagged = hx.with_metadata(local, "id", commit_time="2026-01-02T03:04:05")
+    # The definitions with_metadata records reach the client's schema, and diff trusts them without a sample.
+    assert tagged.schema["_hx_record_key"].metadata["hashexpr"]["columns"] == ["id"]
+    spec = importlib.import_module("hashexpr.diff.inputs").checked(tagged, new, "id", None, None, None, None)
+    assert not spec.stored[0].verify_key and not spec.stored[0].verify_hash
     rows = hx.diff(tagged, new, "id").collect()
     got = sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in rows)
     assert got == classic["diff"]
+
+
+def test_collisions_under_key_options_over_connect(remote: SparkSession) -> None:
+    """normalize_key compares business keys over Connect as in classic PySpark, on client-side rows."""
+    raw = remote.createDataFrame([(" n10156",), ("N10156",), ("N20000",)], "tailnum STRING")
+    hub = hx.with_metadata(raw, "tailnum", key_options={"trim": True, "case": "upper"})
+    assert hx.find_collisions(hub, "TAILNUM", hash_col="_hx_record_key").count() == 0
+    assert hx.find_collisions(hub, "tailnum", hash_col="_hx_record_key", trim=True, case="upper").count() == 0
+    assert {r[0] for r in raw.select(hx.normalize_key("tailnum", trim=True, case="upper")).collect()} == {
+        "N10156",
+        "N20000",
+    }
 
 
 def test_diff_with_a_bucket_list_over_connect(
@@ -238,7 +254,7 @@ def test_diff_with_a_bucket_list_over_connect(
 ) -> None:
     """Beyond a few differing buckets the join is filtered by a semi-join with the bucket list, which the
     client sends as a row of data: over Connect, on client-side rows, it finds what classic finds."""
-    monkeypatch.setattr(importlib.import_module("hashexpr.diff"), "_MAX_IN_LIST", 2)
+    monkeypatch.setattr(importlib.import_module("hashexpr.diff.rows"), "MAX_IN_LIST", 2)
     table = remote.table(VIEW)
     local = remote.createDataFrame(table.collect(), table.schema)
     assert _diff(local) == classic["diff"]
