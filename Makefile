@@ -23,7 +23,6 @@ venv: $(VENV)/.installed
 # from Maven Central (3.5.7, the newest there).
 SPARK_LINE := $(shell cut -d. -f1,2 spark-version)
 PINNED_JAR := target/jars/hashexpr-spark$(SPARK_LINE)_2.13.jar
-OTHER_JARS := 3.5/2.12 3.5/2.13 4.0/2.13 4.1/2.13 4.2/2.13
 LINE_VENVS := 3.5 4.0 4.1 4.2
 CONNECT_3_5 := target/connect/spark-connect_2.12-3.5.7.jar
 MAVEN := https://repo1.maven.org/maven2
@@ -53,17 +52,19 @@ line-venvs: $(addprefix venv-,$(LINE_VENVS))
 # The suites every other line runs (make test-matrix runs all of them on every line).
 LINE_SUITES := io.hashexpr.GoldenVectorsSuite io.hashexpr.CodegenParitySuite io.hashexpr.RegistrationSuite \
   io.hashexpr.ErrorsSuite io.hashexpr.DatasetFingerprintSuite io.hashexpr.Murmur3x64StreamSuite io.hashexpr.Sha256Suite \
-  io.hashexpr.DiffKeyFilterSuite
-LINE_TESTS ?= hashexpr/testOnly $(LINE_SUITES)
+  io.hashexpr.DiffKeyFilterSuite io.hashexpr.NormalizeKeySuite
+LINE_TEST ?= testOnly $(LINE_SUITES)
+# The sbt project of each other line (build.sbt): Spark 3.5 with Scala 2.12 and 2.13, 4.0, 4.1, 4.2.
+LINE_PROJECTS := spark35_212 spark35_213 spark40 spark41 spark42
+LINE_PACKAGES := $(addsuffix /package,$(LINE_PROJECTS))
+LINE_TESTS = $(foreach p,$(LINE_PROJECTS),"$(p)/$(LINE_TEST)")
 
-# Each other line's jar, and its suites compiled against that line (one sbt run per line).
+# Each other line's jar, and its suites compiled against that line, in one sbt.
 test-lines-jvm: venv
-	for line in $(OTHER_JARS); do \
-	  $(SBT) -Dhashexpr.line=$${line%/*} -Dhashexpr.scala=$${line#*/} hashexpr/package "$(LINE_TESTS)" || exit 1; \
-	done
+	$(SBT) $(LINE_PACKAGES) $(LINE_TESTS)
 
 jars: venv
-	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/package
+	$(SBT) $(LINE_PACKAGES)
 
 # The smoke suite on each other line's newest pyspark, hashexpr from this checkout.
 LINE_SMOKE := tests/test_lines.py tests/test_connect.py
@@ -79,7 +80,7 @@ test-lines: test-lines-jvm test-lines-python
 test-matrix: venv line-venvs lint
 	$(SBT) hashexpr/package hashexpr/test
 	@$(MAKE) --no-print-directory $(JAR)
-	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/test
+	$(MAKE) --no-print-directory test-lines-jvm LINE_TEST=test
 	@$(MAKE) --no-print-directory wheel
 	HASHEXPR_TEST_MATRIX=1 $(PY) -m pytest
 	$(MAKE) --no-print-directory test-lines-python
@@ -112,8 +113,7 @@ wheel: venv
 test: venv lint
 	@mkdir -p target
 	$(MAKE) --no-print-directory line-venvs > target/line-venvs.log 2>&1 & venvs=$$!; \
-	$(SBT) hashexpr/package hashexpr/test && $(MAKE) --no-print-directory $(JAR) && \
-	  $(MAKE) --no-print-directory test-lines-jvm; status=$$?; \
+	$(SBT) hashexpr/package $(LINE_PACKAGES) hashexpr/test $(LINE_TESTS) && $(MAKE) --no-print-directory $(JAR); status=$$?; \
 	wait $$venvs || { cat target/line-venvs.log; echo "make line-venvs failed"; exit 1; }; exit $$status
 	@$(MAKE) --no-print-directory wheel
 	$(PY) -m pytest

@@ -1,6 +1,5 @@
-/** The Spark lines hashexpr is built for besides spark-version's: -Dhashexpr.line=3.5|4.0|4.1|4.2, and
-  * -Dhashexpr.scala=2.12 for Spark 3.5 with Scala 2.12. Each is compiled against its lowest patch release from
-  * Maven Central, for the oldest Java that line runs on.
+/** The Spark lines hashexpr is built for besides spark-version's, one sbt project each (build.sbt). Each is
+  * compiled against its lowest patch release from Maven Central, for the oldest Java that line runs on.
   */
 object SparkLines {
   final case class Line(spark: String, scala: String, javaRelease: String, shims: String)
@@ -11,9 +10,4 @@ object SparkLines {
     ("4.0", "2.13") -> Line("4.0.0", "2.13.16", "17", "spark-4.x"),
     ("4.1", "2.13") -> Line("4.1.0", "2.13.17", "17", "spark-4.x"),
     ("4.2", "2.13") -> Line("4.2.0", "2.13.18", "17", "spark-4.x"))
-
-  def chosen: Option[Line] = sys.props.get("hashexpr.line").map { line =>
-    val scala = sys.props.getOrElse("hashexpr.scala", "2.13")
-    all.getOrElse((line, scala), sys.error(s"no Spark line $line with Scala $scala; known: ${all.keys.mkString(", ")}"))
-  }
 }

@@ -1,11 +1,20 @@
-"""Running the ``hashexpr`` command line in tests: ``python -m hashexpr`` on this checkout's sources."""
+"""Running the ``hashexpr`` command line in tests.
+
+Most runs are in-process (:func:`run`): ``hashexpr.cli.main(argv, spark)`` in the test session, its stdout and
+stderr captured, its exit status returned as a subprocess's would be; they check results, messages, exit statuses
+and ``--json`` without a JVM start each. A real process (:func:`cli`, ``python -m hashexpr`` on this checkout's
+sources) is kept where the process is the point: what its own JVM prints, the console entry point, signals, a
+killed driver, a Spark that does not start, options only a new Spark takes (docs/TESTING.md).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +28,56 @@ def env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", **(extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
     return env
+
+
+def run(spark, *args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``hashexpr ARGS`` in this process, in the session ``spark``; captured like a process's run.
+
+    ``env`` holds environment variables for the run (a secret's), removed again afterwards.
+    """
+    from hashexpr.cli import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with _environment(env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv, spark=spark)
+        except SystemExit as exc:  # argparse's usage errors
+            status = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(["hashexpr", *argv], status, out.getvalue(), err.getvalue())
+
+
+class SparkAsked(BaseException):
+    """A run asked for Spark where it should have ended before: a BaseException, which main does not report."""
+
+
+def run_without_spark(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``hashexpr ARGS`` in this process, asserting that it ends before it asks for a Spark session."""
+    from hashexpr import cli_session
+
+    def refused(*_: object, **__: object) -> None:
+        raise SparkAsked(f"hashexpr {' '.join(map(str, args))} asked for a Spark session")
+
+    started = cli_session.spark_session
+    cli_session.spark_session = refused  # type: ignore[assignment]
+    try:
+        return run(None, *args, env=env)
+    finally:
+        cli_session.spark_session = started  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def _environment(variables: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def cli(

@@ -1,7 +1,8 @@
-"""The ``hashexpr`` command line, run as ``python -m hashexpr`` with its own embedded Spark.
+"""The ``hashexpr`` command line, run in-process in the ``spark`` fixture's session (``cli_runner.run``).
 
-Each run that starts Spark costs a JVM start, so there are few of them and each checks several things; the
-expected hashes come from ``record_hash`` in SQL in the ``spark`` fixture's session, on the same input.
+Each run checks what the command wrote, printed and exited with; the expected hashes come from ``record_hash``
+in SQL in the same session, on the same input. Runs that must end before Spark are checked to ask for no session.
+``python -m hashexpr`` runs once as a real process, for the module's entry point.
 """
 
 from __future__ import annotations
@@ -49,11 +50,11 @@ JSON_ROWS = [
 # A column named `a.b` beside a struct `a` with a field `b`: --by a.b names the column.
 DOTTED_ROWS = [{"id": i, "a.b": v, "a": {"b": "same"}} for i, v in enumerate(["y", "x", "y"])]
 
-from cli_runner import JVM_NOTICE as _JVM_NOTICE
 from cli_runner import cli as _cli
-from cli_runner import cli_all as _cli_all
 from cli_runner import ok as _ok
 from cli_runner import one_error_line as _one_error_line
+from cli_runner import run as _run
+from cli_runner import run_without_spark as _run_without_spark
 from cli_runner import summary as _summary
 from spark_conf import TEST_SECRETS
 
@@ -114,10 +115,9 @@ def outputs(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
-    """The runs that start Spark, started together; the tests below check one each."""
-    return _cli_all(
-        {
+def runs(spark, inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
+    """The runs that use Spark, in the test session; the tests below check one each."""
+    commands = {
             "parquet": ["hash", inputs["parquet"], "--out", outputs / "hashed.parquet"],
             # Columns in another order than the file's, spaces and case aside: the hash follows the order given.
             "csv": ["hash", inputs["csv"], "--out", outputs / "hashed.csv", "--hex", "--columns", "ts, NAME"],
@@ -144,10 +144,9 @@ def runs(inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
                                           "--secret", "cli.pii"],
             "fingerprint lthash16 expects murmur3": ["fingerprint", inputs["parquet"], "--algorithm", "lthash16",
                                                      "--expect", "hx1:" + "0" * 64],
-        },
-        outputs,
-        extra_env={"HASHEXPR_SECRET_CLI_PII": CLI_SECRET},
-    )  # fmt: skip
+    }  # fmt: skip
+    env = {"HASHEXPR_SECRET_CLI_PII": CLI_SECRET}
+    return {name: _run(spark, *args, env=env) for name, args in commands.items()}
 
 
 def test_parquet_every_column_binary_and_summary(spark, inputs, outputs, runs):
@@ -420,9 +419,9 @@ def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, mo
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "in.csv").write_text(CSV, encoding="utf-8")
     (tmp_path / "planes.parquet").write_bytes(b"PAR1" + bytes(range(256)) + b"PAR1")
-    run = _cli("hash", *args, "--verbose")
+    run = _run_without_spark("hash", *args, "--verbose")
     assert _one_error_line(run) == message
-    # Nothing was written, and Spark never started (it would have printed the JVM's notice).
+    # Nothing was written, and no Spark session was asked for.
     assert not (tmp_path / "o").exists() and not (tmp_path / "o.parquet").exists()
     assert (tmp_path / "rows.csv").read_text(encoding="utf-8") == CSV
     assert (tmp_path / "data" / "in.csv").read_text(encoding="utf-8") == CSV
@@ -433,7 +432,6 @@ def test_bad_arguments_fail_in_one_line_before_spark(args, message, tmp_path, mo
         "rows.txt",
         "taken.parquet",
     ]
-    assert _JVM_NOTICE not in run.stderr
 
 
 @pytest.mark.parametrize(
@@ -454,22 +452,22 @@ def test_diff_never_writes_over_its_inputs(out, message, tmp_path, monkeypatch):
     (tmp_path / "snap").mkdir()
     (tmp_path / "snap" / "old.csv").write_text(CSV, encoding="utf-8")
     old = "snap/old.csv" if out == "snap" else "old.csv"
-    run = _cli("diff", old, "new.csv", "--key", "id", "--out", out, "--mode", "overwrite", "--verbose")
+    run = _run_without_spark("diff", old, "new.csv", "--key", "id", "--out", out, "--mode", "overwrite", "--verbose")
     assert _one_error_line(run) == message
     assert all(
         (tmp_path / n).read_text(encoding="utf-8") == CSV for n in ("old.csv", "new.csv", "snap/old.csv")
     )
-    assert _JVM_NOTICE not in run.stderr
 
 
 def test_jar_prints_an_existing_jar():
+    # A real process: python -m hashexpr, the module's entry point.
     path = Path(_ok(_cli("jar")).strip())
     assert path.is_absolute() and path.is_file() and path == Path(hx.jar_path())
     assert path.name == f"hashexpr-spark{hx.jar.running_spark()[0]}_2.13.jar"
-    other = Path(_ok(_cli("jar", "--spark", "3.5")).strip())
+    other = Path(_ok(_run_without_spark("jar", "--spark", "3.5")).strip())
     assert other.name == "hashexpr-spark3.5_2.12.jar" and other.is_file()
     assert (
-        Path(_ok(_cli("jar", "--spark", "3.5.2", "--scala", "2.13")).strip()).name
+        Path(_ok(_run_without_spark("jar", "--spark", "3.5.2", "--scala", "2.13")).strip()).name
         == "hashexpr-spark3.5_2.13.jar"
     )
 
@@ -487,13 +485,13 @@ def test_jar_prints_an_existing_jar():
     ],
 )
 def test_jar_for_another_line_names_the_lines_there_are(args, message):
-    run = _cli("jar", *args)
+    run = _run_without_spark("jar", *args)
     assert run.returncode == 2 and message in _one_error_line(run)
 
 
 @pytest.mark.parametrize("command", [[], ["jar"], ["hash"], ["fingerprint"], ["diff"], ["collisions"]])
 def test_help(command):
-    stdout = _ok(_cli(*command, "--help"))
+    stdout = _ok(_run_without_spark(*command, "--help"))
     assert stdout.startswith(f"usage: {' '.join(['hashexpr', *command])} ")
     if command == ["hash"]:
         for option in (
@@ -510,6 +508,6 @@ def test_help(command):
 
 
 def test_no_command_is_a_usage_error():
-    run = _cli()
+    run = _run_without_spark()
     assert run.returncode == 2
     assert "COMMAND" in run.stderr

@@ -1,7 +1,9 @@
 """The command line in scripts: ``--json``, exit statuses, ``--expect``, reader options, column choice, clean runs.
 
-Every run starts a real ``python -m hashexpr`` with its own embedded Spark, in a directory of its own; the
-expected values come from the Python API in the ``spark`` fixture's session on the same files.
+Runs go in-process, in the ``spark`` fixture's session, in a directory of their own; the expected values come
+from the Python API in that session on the same files. Real ``python -m hashexpr`` processes, each with its own
+embedded Spark, are kept where the process is the point: what its JVM prints, a Spark that does not start, a run
+that leaves nothing behind, the machine's time zone.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runner import JVM_NOTICE, cli, cli_all, ok, one_error_line, summary
+from cli_runner import JVM_NOTICE, cli, cli_all, ok, one_error_line, run, run_without_spark, summary
 
 import hashexpr as hx
 
@@ -69,11 +71,10 @@ def before(work) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(work, fingerprint_of_rows, before, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    """The runs that start Spark, started together; the tests below check one or a few each."""
-    logs = tmp_path_factory.mktemp("cli-automation-logs")
-    return cli_all(
-        {
+def runs(spark, work, fingerprint_of_rows, before, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """The runs, in the test session but for the two that need a process of their own; the tests below check
+    one or a few each."""
+    commands = {
             "hash json": ["hash", "rows.parquet", "--out", "hashed.parquet", "--key", "ID", "--json"],
             "hash exclude": ["hash", "rows.parquet", "--out", "excluded.parquet", "--exclude", "day,AMOUNT", "--hex"],
             "fingerprint json": ["fingerprint", "rows.parquet", "--json"],
@@ -98,12 +99,18 @@ def runs(work, fingerprint_of_rows, before, tmp_path_factory) -> dict[str, subpr
             "json array multiline": ["fingerprint", "array.json", "--option", "multiLine=true", "--json"],
             "variant": ["hash", "variant.parquet", "--out", "variant_hashed.parquet"],
             "empty csv": ["hash", "empty.csv", "--out", "empty_hashed.parquet"],
-            "verbose": ["fingerprint", "rows.parquet", "--verbose"],
-            "spark fails": ["fingerprint", "rows.parquet", "--conf", "spark.jars.packages=org.example:no-such-thing:0.0"],
-        },
-        logs,
-        cwd=work,
-    )  # fmt: skip
+    }  # fmt: skip
+    processes = {
+        # What the JVM itself prints, and a Spark that does not start: a process of their own.
+        "verbose": ["fingerprint", "rows.parquet", "--verbose"],
+        "spark fails": ["fingerprint", "rows.parquet", "--conf", "spark.jars.packages=org.example:no-such-thing:0.0"],
+    }  # fmt: skip
+    logs = tmp_path_factory.mktemp("cli-automation-logs")
+    done = cli_all(processes, logs, cwd=work)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(work)
+        done.update({name: run(spark, *args) for name, args in commands.items()})
+    return done
 
 
 def _json(run: subprocess.CompletedProcess, status: int = 0) -> dict:
@@ -283,18 +290,18 @@ def test_runs_leave_nothing_but_their_outputs(work, before, runs):
         (["hash", "rows.parquet", "--table", "t", "--out", "o"], "name one input: a path, or a catalog table with --table"),
     ],
 )  # fmt: skip
-def test_usage_errors_before_spark(args, message, tmp_path):
+def test_usage_errors_before_spark(args, message, tmp_path, monkeypatch):
     (tmp_path / "rows.parquet").mkdir()
-    (tmp_path / "rows.parquet" / "part-0.parquet").write_bytes(b"")
+    (tmp_path / "rows.parquet" / "part-0.parquet").write_bytes(b"PAR1" + bytes(8) + b"PAR1")
     (tmp_path / "rows_copy.parquet").mkdir()
-    run = cli(*args, "--verbose", cwd=tmp_path)
-    assert one_error_line(run) == message
-    assert JVM_NOTICE not in run.stderr
+    monkeypatch.chdir(tmp_path)
+    assert one_error_line(run_without_spark(*args, "--verbose")) == message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.parquet", "rows_copy.parquet"]
 
 
-def test_usage_errors_with_json_print_a_json_object(tmp_path):
-    run = cli("fingerprint", "missing.parquet", "--json", cwd=tmp_path)
+def test_usage_errors_with_json_print_a_json_object(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = run_without_spark("fingerprint", "missing.parquet", "--json")
     assert run.returncode == 2
     assert json.loads(run.stdout) == {
         "command": "fingerprint",

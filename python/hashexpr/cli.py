@@ -84,7 +84,7 @@ class Outcome:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -> int:
     """Run the ``hashexpr`` command line and return its exit status.
 
     ``0``: done; ``1``: done, with findings (differences with ``diff --exit-code``, collisions, a fingerprint
@@ -95,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The arguments after the program name; ``sys.argv[1:]`` when omitted.
+    spark : :class:`~pyspark.sql.SparkSession`, optional
+        A running session (with hashexpr's jar) to run in, instead of starting and stopping one: from a
+        notebook, or a program that runs several commands. ``--master`` and ``--conf`` settings that only a new
+        Spark takes are refused then; other ``--conf`` settings hold for the command and are restored after it.
 
     Returns
     -------
@@ -108,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     args = build_parser().parse_args(argv)
+    args.session = spark
     run: Callable[[argparse.Namespace], Outcome] = args.run
     verbose = getattr(args, "verbose", False)
     as_json = getattr(args, "json", False)
@@ -244,8 +249,7 @@ def _common_options() -> argparse.ArgumentParser:
     group = parent.add_argument_group("Spark")
     group.add_argument(
         "--master",
-        default="local[*]",
-        help="Spark master URL (default: %(default)s, an embedded Spark using every core)",
+        help=f"Spark master URL (default: {cli_session.DEFAULT_MASTER}, an embedded Spark using every core)",
     )
     group.add_argument(
         "--conf",
@@ -325,7 +329,13 @@ def _check_output(args: argparse.Namespace, out_fmt: str, inputs: Sequence[hsour
 
 
 def _session(args: argparse.Namespace, formats: Sequence[str]) -> AbstractContextManager[SparkSession]:
-    return cli_session.spark_session(args.master, args.conf, formats, args.verbose)
+    if args.master is not None:
+        cli_session.check_master(args.master)
+    if args.session is not None:
+        return cli_session.given_session(args.session, args.master, args.conf, formats, args.verbose)
+    return cli_session.spark_session(
+        args.master or cli_session.DEFAULT_MASTER, args.conf, formats, args.verbose
+    )
 
 
 def _add_algorithm(

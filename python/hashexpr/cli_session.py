@@ -58,6 +58,10 @@ _MASTER = re.compile(
 _PYTHON_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger", "py4j", "")
 
 
+#: Where a command's Spark runs unless --master says otherwise: embedded, on every core.
+DEFAULT_MASTER = "local[*]"
+
+
 def check_master(master: str) -> str:
     """Return ``master`` when Spark accepts its form; otherwise raise a :class:`ValueError` saying what does.
 
@@ -125,6 +129,65 @@ def spark_session(
                 spark.stop()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def given_session(
+    spark: SparkSession,
+    master: str | None,
+    conf: Sequence[tuple[str, str]] = (),
+    formats: Sequence[str] = (),
+    verbose: bool = False,
+) -> Iterator[SparkSession]:
+    """Run one command in a session the caller started: the ``--conf`` settings it can take hold for the command.
+
+    A setting the session already has is left as it is; one that a running session takes (SQL settings) is set
+    and restored afterwards; one only a new Spark takes (``--master``, ``spark.driver.*``, ``spark.jars.*``,
+    a secret the session was not started with) is refused, naming it. A table format needs its library in the
+    session (Delta's extension).
+
+    Parameters
+    ----------
+    spark : :class:`~pyspark.sql.SparkSession`
+        The running session, with hashexpr's jar.
+    master : str or None
+        ``--master``, which a running session cannot take.
+    conf : sequence of (str, str)
+        Settings from ``--conf`` (and the command's secret).
+    formats : sequence of str
+        The formats the run reads and writes.
+    verbose : bool
+        Keep PySpark's own log records of errors (which the command reports itself in one line).
+    """
+    if master is not None:
+        raise ValueError("--master chooses where a new Spark starts: this command runs in the given session")
+    if "delta" in formats and hsources.DELTA_EXTENSION not in str(spark.conf.get("spark.sql.extensions", "")):
+        raise ValueError("the given session has no Delta Lake (its extension is not in spark.sql.extensions)")
+    restore: dict[str, str | None] = {}
+    levels = {name: logging.getLogger(name).level for name in _PYTHON_LOGGERS}
+    quiet_python_loggers(verbose)
+    try:
+        for key, value in conf:
+            current = spark.conf.get(key, None)
+            if current == value:
+                continue
+            if not spark.conf.isModifiable(key):
+                raise ValueError(
+                    f"--conf {key} takes effect only when Spark starts, and this command runs in a running "
+                    "session: set it on that session's builder"
+                )
+            restore.setdefault(key, current)
+            spark.conf.set(key, value)
+        cli_signals.spark_started()
+        yield spark
+    finally:
+        for key, value in restore.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
 
 
 def _start(

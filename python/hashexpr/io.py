@@ -91,6 +91,25 @@ def _format_of_directory(path: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def spark_path(path: str) -> str:
+    """``path`` as Spark should read or write it: a relative local path made absolute from this process's
+    current directory, which the command's checks use too (Spark would resolve it from its JVM's, which differs
+    in a process that changed its directory after Spark started); anything else as it is.
+
+    Examples
+    --------
+    >>> import os
+    >>> spark_path("data/flights.parquet") == os.path.join(os.getcwd(), "data", "flights.parquet")
+    True
+    >>> spark_path("s3a://bucket/flights.parquet")
+    's3a://bucket/flights.parquet'
+    """
+    local = local_path(path)
+    if local is None or local != path or os.path.isabs(path):
+        return path
+    return os.path.abspath(path)
+
+
 def local_path(path: str) -> str | None:
     """Return the local file system path behind ``path``, or ``None`` for a remote one (``s3a://``, ...).
 
@@ -476,7 +495,7 @@ def read(spark: SparkSession, path: str, fmt: str, schema: StructType | None = N
     # A Delta table has its own schema in its log, and Delta refuses another one.
     if schema is not None and fmt != "delta":
         reader = reader.schema(schema)
-    return reader.load(path)
+    return reader.load(spark_path(path))
 
 
 def write(df: DataFrame, path: str, fmt: str, mode: str = "error") -> None:

@@ -26,7 +26,7 @@ TABLE_FORMATS: tuple[str, ...] = ("delta", "iceberg")
 #: Every format an input may have.
 INPUT_FORMATS: tuple[str, ...] = (*hio.FORMATS, *TABLE_FORMATS)
 
-_DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 _DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
@@ -77,7 +77,7 @@ class Source:
             reader = reader.schema(self.schema)
         if self.table is not None:
             return reader.table(self.table)
-        df = reader.format(self.fmt).load(self.path)
+        df = reader.format(self.fmt).load(hio.spark_path(self.path))
         # Lines that are not JSON objects come out as a `_corrupt_record` column of their own, which would be
         # hashed as data; unless the user chose the schema or the parsing mode, that is refused.
         chosen = self.schema is not None or any(k.lower() == "mode" for k in self.options)
@@ -306,7 +306,7 @@ def session_settings(formats: Sequence[str], conf: Mapping[str, str]) -> dict[st
     """
     settings: dict[str, str] = {}
     if "delta" in formats:
-        settings["spark.sql.extensions"] = _DELTA_EXTENSION
+        settings["spark.sql.extensions"] = DELTA_EXTENSION
         settings["spark.sql.catalog.spark_catalog"] = _DELTA_CATALOG
         if not _names_delta_jar(conf):
             settings["spark.jars.packages"] = _delta_package()
