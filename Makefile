@@ -68,11 +68,15 @@ jars: venv
 
 # The smoke suite on each other line's newest pyspark, hashexpr from this checkout.
 LINE_SMOKE := tests/test_lines.py tests/test_connect.py
-test-lines-python: line-venvs
-	for line in $(LINE_VENVS); do \
-	  echo "== Spark $$line: $$(.venv-$$line/bin/python -c 'import pyspark; print(pyspark.__version__)')"; \
-	  PYTHONPATH=python .venv-$$line/bin/python -m pytest -q $(LINE_SMOKE) || exit 1; \
-	done
+test-line-%: venv-%
+	@echo "== Spark $*: $$(.venv-$*/bin/python -c 'import pyspark; print(pyspark.__version__)')"
+	PYTHONPATH=python .venv-$*/bin/python -m pytest -q $(LINE_SMOKE)
+
+test-lines-python: $(addprefix test-line-,$(LINE_VENVS))
+
+.PHONY: print-line-venvs
+print-line-venvs:
+	@echo $(LINE_VENVS)
 
 test-lines: test-lines-jvm test-lines-python
 
@@ -106,18 +110,21 @@ wheel: venv
 	$(PY) -m pip wheel -q --no-deps -w dist .
 	rm -rf python/hashexpr/jars
 
-# The other lines' virtualenvs are made (downloads, mostly) while sbt builds and tests every line's jar: one
-# sbt start for the pinned jar and all its ScalaTest suites, one per other line for its jar and suites. Then
-# the wheel, the full pytest suite on the pinned line (it also runs other lines' virtualenvs, and the wheel in
-# fresh ones), and the smoke suite on each other line.
-test: venv lint
+# make test runs these phases in order with build/test.py, which times each and prints where the time went
+# (docs/TESTING.md): .venv, lint, the other lines' virtualenvs in the background (downloads, mostly), one sbt for
+# every line's jar and ScalaTest, the wheel, the full pytest on the pinned line (it also runs other lines'
+# virtualenvs, and the wheel in fresh ones), and the smoke suite on each other line.
+test:
+	$(PYTHON) build/test.py
+
+.PHONY: test-jvm-lines test-pytest
+test-jvm-lines: venv
 	@mkdir -p target
-	$(MAKE) --no-print-directory line-venvs > target/line-venvs.log 2>&1 & venvs=$$!; \
-	$(SBT) hashexpr/package $(LINE_PACKAGES) hashexpr/test $(LINE_TESTS) && $(MAKE) --no-print-directory $(JAR); status=$$?; \
-	wait $$venvs || { cat target/line-venvs.log; echo "make line-venvs failed"; exit 1; }; exit $$status
-	@$(MAKE) --no-print-directory wheel
+	$(SBT) hashexpr/package $(LINE_PACKAGES) hashexpr/test $(LINE_TESTS)
+	@$(MAKE) --no-print-directory $(JAR)
+
+test-pytest: venv
 	$(PY) -m pytest
-	$(MAKE) --no-print-directory test-lines-python
 
 test-jvm: venv
 	$(SBT) hashexpr/test

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -78,6 +79,35 @@ def _environment(variables: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def cli_batch(
+    commands: dict[str, list[str | Path]],
+    cwd: Path,
+    python: str | Path = sys.executable,
+    conf: dict[str, str] | None = None,
+    delta: bool = False,
+) -> dict[str, subprocess.CompletedProcess]:
+    """Run several commands in one process of ``python`` and one Spark session of its own (``cli_batch.py``):
+    for another virtualenv's Spark, or a session with settings of its own, at the cost of one JVM start."""
+    request = cwd / ".cli-batch-request.json"
+    request.write_text(
+        json.dumps({"commands": {n: [str(a) for a in c] for n, c in commands.items()}, "conf": conf or {}, "delta": delta}),
+        encoding="utf-8",
+    )
+    try:
+        done = subprocess.run(
+            [str(python), str(ROOT / "tests" / "cli_batch.py"), str(request)],
+            capture_output=True, text=True, env=env(), cwd=cwd, timeout=1800, check=False,
+        )  # fmt: skip
+    finally:
+        request.unlink()
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    return {
+        name: subprocess.CompletedProcess(["hashexpr", *map(str, commands[name])], r["status"], r["stdout"], r["stderr"])
+        for name, r in results.items()
+    }
 
 
 def cli(

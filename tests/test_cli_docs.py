@@ -2,7 +2,8 @@
 
 ``bash`` blocks hold commands that must succeed (or end with ``# exit N``); ``console`` blocks hold commands
 after ``$`` with the output they print, where ``…`` stands for any text (a hash, a time). A command's output is
-its stdout, or with ``2>&1`` its stdout then its stderr; ``2>/dev/null`` leaves stderr out.
+its stdout, or with ``2>&1`` its stdout then its stderr; ``2>/dev/null`` leaves stderr out. The commands run
+in-process, in the test session, in the examples' directory (``cli_runner.run``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_doc_data import make
-from cli_runner import QUICK_JVM, ROOT, cli
+from cli_runner import ROOT, run
 
 DOC = ROOT / "docs" / "CLI.md"
 
@@ -72,25 +73,26 @@ def test_the_document_has_examples_of_every_command():
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[f"CLI.md:{e.line}" for e in EXAMPLES])
-def test_example(example, folder):
+def test_example(example, folder, spark, monkeypatch):
     words = shlex.split(example.command)
     stderr_to = None
     if words[-1] in ("2>&1", "2>/dev/null"):
         stderr_to = words.pop()
     assert words[0] == "hashexpr"
-    run = cli(*words[1:], *QUICK_JVM, cwd=folder)
-    errors = [line for line in run.stderr.splitlines() if line.startswith("hashexpr: error:")]
+    monkeypatch.chdir(folder)
+    done = run(spark, *words[1:])
+    errors = [line for line in done.stderr.splitlines() if line.startswith("hashexpr: error:")]
     # An example that shows an error is a usage error.
     status = example.status
     if example.output is not None and any(line.startswith("hashexpr: error:") for line in example.output):
         status = 2
-    assert run.returncode == status, f"{example.command}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    assert done.returncode == status, f"{example.command}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     if example.output is None:
-        assert not errors, run.stderr
+        assert not errors, done.stderr
         return
-    shown = run.stdout.splitlines()
-    if stderr_to == "2>&1" or (stderr_to is None and run.stdout == ""):
-        shown += run.stderr.splitlines()
+    shown = done.stdout.splitlines()
+    if stderr_to == "2>&1" or (stderr_to is None and done.stdout == ""):
+        shown += done.stderr.splitlines()
     assert len(shown) == len(example.output), f"{example.command}\n{shown}"
     for expected, actual in zip(example.output, shown, strict=True):
         assert _matches(expected, actual), f"{example.command}\nexpected: {expected}\nactual:   {actual}"

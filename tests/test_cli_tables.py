@@ -2,10 +2,11 @@
 
 A real Delta table is made by Spark 4.2 with Delta Lake 4.4 in ``.venv-4.2`` (Delta Lake has no release for
 the Spark in ``spark-version``): 1,000 rows, then a DELETE of 100 and an UPDATE of one. In the main virtualenv
-the command line must refuse it in one line and never read its files as Parquet; in ``.venv-4.2`` it must
-read it with Delta Lake, at any version. The expected values come from plain Parquet copies of each version,
-written by Delta Lake itself, read by the same command line. A Hive metastore in a temporary directory holds
-the catalog tables.
+the command line must refuse it in one line, before Spark, and never read its files as Parquet; in ``.venv-4.2``
+it must read it with Delta Lake, at any version: those commands run in one process and one Delta session
+(``cli_runner.cli_batch``). The expected values come from plain Parquet copies of each version, written by
+Delta Lake itself, read by the same command line. A Hive metastore in a temporary directory holds the catalog
+tables; one command runs as a process of its own, to show that a run leaves no metastore files behind.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_runner import JVM_NOTICE, ROOT, cli, cli_all, env, ok, one_error_line, summary
+from cli_runner import ROOT, cli, cli_batch, env, ok, one_error_line, run_without_spark, summary
 
 DELTA_PYTHON = ROOT / ".venv-4.2" / "bin" / "python"
 
@@ -74,13 +75,12 @@ def test_without_delta_lake_a_delta_table_is_refused_in_one_line(delta, tmp_path
     import pyspark
 
     table = delta["table"]
-    run = cli("hash", table, "--out", tmp_path / "o.parquet", "--verbose")
+    run = run_without_spark("hash", table, "--out", tmp_path / "o.parquet", "--verbose")
     assert one_error_line(run) == (
         f"{table} is a Delta table, and Delta Lake is not available on this Spark ({pyspark.__version__}): "
         "install delta-spark in a Python environment with a pyspark it supports, or name a Delta jar built for "
         "this Spark with --conf spark.jars.packages=io.delta:..."
     )
-    assert JVM_NOTICE not in run.stderr, "refused before Spark started"
     assert not (tmp_path / "o.parquet").exists()
 
 
@@ -93,7 +93,7 @@ def test_a_delta_tables_files_are_never_read_as_parquet(delta, how):
         "a data file": [data_file],
         "a glob of data files": [f"{table}/*.parquet"],
     }[how]
-    message = one_error_line(cli("fingerprint", *args, "--verbose"))
+    message = one_error_line(run_without_spark("fingerprint", *args, "--verbose"))
     if how == "--format parquet":
         assert message == (
             f"{table} is a Delta table (it has _delta_log): its files are not a plain parquet input; read it "
@@ -112,28 +112,27 @@ def test_an_iceberg_table_is_refused_without_its_runtime(tmp_path):
     (table / "metadata").mkdir(parents=True)
     (table / "metadata" / "v1.metadata.json").write_text("{}", encoding="utf-8")
     (table / "data").mkdir()
-    message = one_error_line(cli("fingerprint", table, "--verbose"))
+    message = one_error_line(run_without_spark("fingerprint", table, "--verbose"))
     assert message.startswith(
         f"{table} is an Iceberg table, and Iceberg is not available on this Spark ({pyspark.__version__})"
     )
 
 
-def test_a_delta_output_needs_delta_lake(tmp_path):
+def test_a_delta_output_needs_delta_lake(tmp_path, monkeypatch):
     (tmp_path / "in.csv").write_text("a\n1\n", encoding="utf-8")
-    message = one_error_line(
-        cli("hash", "in.csv", "--out", "out", "--out-format", "delta", "--hex", cwd=tmp_path)
-    )
+    monkeypatch.chdir(tmp_path)
+    message = one_error_line(run_without_spark("hash", "in.csv", "--out", "out", "--out-format", "delta", "--hex"))
     assert message.startswith(
         "writing out as a Delta table needs Delta Lake, which is not available on this Spark"
     )
 
 
 @pytest.fixture(scope="module")
-def delta_runs(delta, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+def delta_runs(delta) -> dict[str, subprocess.CompletedProcess]:
     folder, times = delta["folder"], delta["times"]
-    logs = tmp_path_factory.mktemp("cli-delta-logs")
     utc = ["--conf", "spark.sql.session.timeZone=UTC"]
-    return cli_all(
+    # In order, in one Delta session: the last three replace a table and read both of its versions.
+    return cli_batch(
         {
             "now": ["fingerprint", "table", "--json"],
             "v0": ["fingerprint", "table", "--version", "0", "--json"],
@@ -144,10 +143,14 @@ def delta_runs(delta, tmp_path_factory) -> dict[str, subprocess.CompletedProcess
             "diff": ["diff", "table", "--old-version", "0", "--key", "ID", "--exit-code", "--json"],
             "diff out": ["diff", "table", "--old-version", "0", "--key", "id", "--out", "changes", "--out-format", "delta"],
             "hash": ["hash", "table", "--out", "hashed", "--out-format", "delta", "--key", "id", "--hex"],
+            "hash again": ["hash", "table", "--out", "hashed", "--out-format", "delta", "--columns", "id",
+                           "--mode", "overwrite", "--json"],
+            "hashed v0": ["fingerprint", "hashed", "--version", "0", "--json"],
+            "hashed now": ["fingerprint", "hashed", "--json"],
         },
-        logs,
-        cwd=folder,
+        folder,
         python=DELTA_PYTHON,
+        delta=True,
     )  # fmt: skip
 
 
@@ -178,19 +181,14 @@ def test_diff_of_two_versions_of_one_table(delta, delta_runs):
     assert (delta["folder"] / "changes" / "_delta_log").is_dir()
 
 
-def test_hash_writes_a_delta_table_and_overwrite_is_a_new_version(delta, delta_runs):
+def test_hash_writes_a_delta_table_and_overwrite_is_a_new_version(delta_runs):
     first = summary(ok(delta_runs["hash"]))
     assert first["rows read"] == "900" and first["output"].startswith("hashed (delta)")
-    folder = delta["folder"]
-    again = cli(
-        "hash", "table", "--out", "hashed", "--out-format", "delta", "--columns", "id", "--mode", "overwrite",
-        "--json", cwd=folder, python=DELTA_PYTHON,
-    )  # fmt: skip
-    assert _report(again)["columns_hashed"] == ["id"]
+    assert _report(delta_runs["hash again"])["columns_hashed"] == ["id"]
     # The replaced table is still there as version 0: overwriting a Delta table is one more commit.
-    old = _report(cli("fingerprint", "hashed", "--version", "0", "--json", cwd=folder, python=DELTA_PYTHON))
+    old = _report(delta_runs["hashed v0"])
     assert old["rows"] == 900 and old["columns"] == ["id", "s", "d", "record_key", "record_hash"]
-    new = _report(cli("fingerprint", "hashed", "--json", cwd=folder, python=DELTA_PYTHON))
+    new = _report(delta_runs["hashed now"])
     assert new["columns"] == ["id", "s", "d", "record_hash"]
 
 
@@ -213,17 +211,15 @@ def hive(tmp_path_factory) -> dict:
 
 def test_catalog_tables_by_name(hive, tmp_path):
     conf = hive["conf"]
-    runs = cli_all(
+    # The metastore's settings are static: one session of their own for the commands that read tables.
+    runs = cli_batch(
         {
-            "table": ["fingerprint", "--table", "sales.orders_v1", "--json", *conf],
+            "table": ["fingerprint", "--table", "sales.orders_v1", "--json"],
             "copy": ["fingerprint", hive["folder"] / "orders_v1.parquet", "--json"],
-            "diff": ["diff", "--old-table", "sales.orders_v1", "--new-table", "sales.orders_v2", "--key", "id", "--json", *conf],
-            "missing": ["fingerprint", "--table", "sales.nope", *conf],
+            "diff": ["diff", "--old-table", "sales.orders_v1", "--new-table", "sales.orders_v2", "--key", "id", "--json"],
         },
-        tmp_path,
-        cwd=tmp_path,
-        # An embedded Derby metastore serves one JVM at a time.
-        at_once=1,
+        hive["folder"],
+        conf=dict(c.split("=", 1) for c in conf[1::2]),
     )  # fmt: skip
     table = _report(runs["table"])
     assert table["input"] == {"table": "sales.orders_v1", "format": "table"}
@@ -235,7 +231,9 @@ def test_catalog_tables_by_name(hive, tmp_path):
         "duplicate_key": 0,
         "null_key": 0,
     }
-    missing = one_error_line(runs["missing"])
-    assert "[TABLE_OR_VIEW_NOT_FOUND]" in missing and "`nope`" in missing, missing
-    # No metastore, warehouse or Derby log in the directory the runs started in: only their logs.
-    assert {p.suffix for p in tmp_path.iterdir()} == {".out", ".err"}
+    # A process of its own (an embedded Derby metastore serves one JVM at a time, so after the others): the
+    # command's --conf settings start its Spark, and it leaves no metastore, warehouse or Derby log behind.
+    missing = cli("fingerprint", "--table", "sales.nope", *conf, cwd=tmp_path)
+    message = one_error_line(missing)
+    assert "[TABLE_OR_VIEW_NOT_FOUND]" in message and "`nope`" in message, message
+    assert list(tmp_path.iterdir()) == []

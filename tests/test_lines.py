@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import ok, run
 from pyspark.sql import functions as F
 from spark_conf import FOLDING_RULES, spark_conf
 from spark_lines import PINNED_LINE
@@ -207,28 +208,16 @@ def test_persistent_view_and_describe_function(spark):
     assert "Class: io.hashexpr.RecordHash" in text and "Examples:" in text
 
 
-def test_cli_hash_and_fingerprint(tmp_path):
+def test_cli_hash_and_fingerprint(spark, tmp_path, monkeypatch):
     source = tmp_path / "in.csv"
     source.write_text("id,name\n1,a\n2,\n3,c\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "SPARK_LOCAL_IP": "127.0.0.1"}
-
-    def cli(*args: str) -> str:
-        run = subprocess.run(
-            [sys.executable, "-m", "hashexpr", *args],
-            check=False,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=600,
-        )
-        assert run.returncode == 0, run.stderr
-        return run.stdout
-
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "hashed.parquet"
-    cli("hash", str(source), "--out", str(out), "--master", "local[1]")
-    assert out.is_dir()
-    fingerprint = cli("fingerprint", str(source), "--master", "local[1]").split()[0]
-    assert fingerprint.startswith("hx1:") and len(fingerprint) == 68
+    assert ok(run(spark, "hash", "in.csv", "--out", "hashed.parquet")) and out.is_dir()
+    hashed = spark.read.parquet(str(out))
+    assert hashed.selectExpr("record_hash = record_hash(id, name)").collect() == [(True,)] * 3
+    fingerprint = ok(run(spark, "fingerprint", "in.csv")).split()[0]
+    assert fingerprint == hx.dataset_fingerprint(spark.read.csv(str(source), header=True, inferSchema=True))
 
 
 _WRONG_JAR_SCRIPT = """
