@@ -56,14 +56,39 @@ LINE_SUITES := io.hashexpr.GoldenVectorsSuite io.hashexpr.CodegenParitySuite io.
   io.hashexpr.DiffKeyFilterSuite
 LINE_TESTS ?= hashexpr/testOnly $(LINE_SUITES)
 
-# Each other line's jar, and its suites compiled against that line (one sbt run per line).
+# Each other line's jar, and its suites compiled against that line (one sbt run per line); LINE_PUBLISH and
+# LINE_SBT_FLAGS publish its Maven artifact in the same run (below).
+LINE_PUBLISH ?=
+LINE_SBT_FLAGS ?=
 test-lines-jvm: venv
 	for line in $(OTHER_JARS); do \
-	  $(SBT) -Dhashexpr.line=$${line%/*} -Dhashexpr.scala=$${line#*/} hashexpr/package "$(LINE_TESTS)" || exit 1; \
+	  $(SBT) $(LINE_SBT_FLAGS) -Dhashexpr.line=$${line%/*} -Dhashexpr.scala=$${line#*/} hashexpr/package "$(LINE_TESTS)" \
+	    $(LINE_PUBLISH) || exit 1; \
 	done
 
 jars: venv
 	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/package
+
+# Every line's Maven artifact, io.hashexpr:hashexpr-spark<line>_<scala>:<VERSION> with its POM, sources jar and
+# javadoc jar (docs/JVM.md), into the Maven repository folder target/maven-repo; nothing is uploaded anywhere.
+# `make test` publishes them without the javadoc jar (scaladoc is most of the time) for tests/test_packages.py.
+.PHONY: publish-local
+MAVEN_REPO := target/maven-repo
+NO_JAVADOC := -Dhashexpr.publish.docs=false
+VERSION := $(shell cat VERSION)
+
+publish-local: venv
+	$(SBT) hashexpr/package hashexpr/publish
+	@$(MAKE) --no-print-directory $(JAR)
+	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/publish
+	@for line in $(SPARK_LINE)/2.13 $(OTHER_JARS); do \
+	  artifact=hashexpr-spark$${line%/*}_$${line#*/}; \
+	  for suffix in .pom .jar -sources.jar -javadoc.jar; do \
+	    test -s $(MAVEN_REPO)/io/hashexpr/$$artifact/$(VERSION)/$$artifact-$(VERSION)$$suffix || \
+	      { echo "publish-local: $$artifact-$(VERSION)$$suffix is missing"; exit 1; }; \
+	  done; \
+	  echo "io.hashexpr:$$artifact:$(VERSION)"; \
+	done
 
 # The smoke suite on each other line's newest pyspark, hashexpr from this checkout.
 LINE_SMOKE := tests/test_lines.py tests/test_connect.py
@@ -106,14 +131,16 @@ wheel: venv
 	rm -rf python/hashexpr/jars
 
 # The other lines' virtualenvs are made (downloads, mostly) while sbt builds and tests every line's jar: one
-# sbt start for the pinned jar and all its ScalaTest suites, one per other line for its jar and suites. Then
+# sbt start for the pinned jar, all its ScalaTest suites and its Maven artifact, one per other line for its jar,
+# suites and artifact. Then
 # the wheel, the full pytest suite on the pinned line (it also runs other lines' virtualenvs, and the wheel in
 # fresh ones), and the smoke suite on each other line.
 test: venv lint
 	@mkdir -p target
 	$(MAKE) --no-print-directory line-venvs > target/line-venvs.log 2>&1 & venvs=$$!; \
-	$(SBT) hashexpr/package hashexpr/test && $(MAKE) --no-print-directory $(JAR) && \
-	  $(MAKE) --no-print-directory test-lines-jvm; status=$$?; \
+	$(SBT) $(NO_JAVADOC) hashexpr/package hashexpr/test hashexpr/publish && $(MAKE) --no-print-directory $(JAR) && \
+	  $(MAKE) --no-print-directory test-lines-jvm LINE_SBT_FLAGS=$(NO_JAVADOC) LINE_PUBLISH=hashexpr/publish; \
+	  status=$$?; \
 	wait $$venvs || { cat target/line-venvs.log; echo "make line-venvs failed"; exit 1; }; exit $$status
 	@$(MAKE) --no-print-directory wheel
 	$(PY) -m pytest

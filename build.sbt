@@ -107,3 +107,49 @@ lazy val hashexpr = (project in file("jvm"))
     Test / envVars += "SPARK_LOCAL_IP" -> "127.0.0.1",
     Test / parallelExecution := false
   )
+  .settings(publishing)
+
+// Publishing (docs/JVM.md): each line's jar as the Maven artifact io.hashexpr:hashexpr-spark<line>_<scala>:<VERSION>,
+// with its POM, sources jar and javadoc jar, into the Maven repository folder target/maven-repo
+// (`make publish-local`); nothing is uploaded anywhere. Spark and the Scala library are `provided`, as the cluster
+// has them, so `--packages` resolves hashexpr's jar alone. -Dhashexpr.publish.docs=false leaves out the javadoc jar
+// (scaladoc is the slow part; `make test` publishes without it).
+lazy val publishing: Seq[Setting[_]] = Seq(
+  moduleName := s"hashexpr-spark${binaryVersion(chosenLine.fold(sparkVersion)(_.spark))}",
+  organizationName := "hashexpr",
+  description := "Deterministic record hashing for Apache Spark: record_hash, record_key, dataset_fingerprint",
+  licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt")),
+  publishMavenStyle := true,
+  publishTo := Some(MavenCache("hashexpr-local", (LocalRootProject / baseDirectory).value / "target" / "maven-repo")),
+  publishConfiguration := publishConfiguration.value.withOverwrite(true),
+  versionScheme := Some("early-semver"),
+  Compile / packageDoc / publishArtifact := !sys.props.get("hashexpr.publish.docs").contains("false"),
+  Test / packageDoc / publishArtifact := false,
+  Compile / doc / scalacOptions ++= Seq("-doc-title", "hashexpr", "-doc-version", version.value, "-no-link-warnings"),
+  pomIncludeRepository := (_ => false),
+  // Spark is a plain jar dependency of the pinned line (not a libraryDependency), so the POM states each line's
+  // Spark and Scala itself; test-only dependencies are left out.
+  pomPostProcess := {
+    val spark = chosenLine.fold(sparkVersion)(_.spark)
+    val scalaBinary = scalaBinaryVersion.value
+    def provided(group: String, artifact: String, version: String): xml.Elem =
+      <dependency>
+        <groupId>{group}</groupId>
+        <artifactId>{artifact}</artifactId>
+        <version>{version}</version>
+        <scope>provided</scope>
+      </dependency>
+    val onCluster = provided("org.scala-lang", "scala-library", scalaVersion.value) +:
+      Seq("spark-sql", "spark-catalyst").map(a => provided("org.apache.spark", s"${a}_$scalaBinary", spark))
+    val stated = Set("org.scala-lang", "org.apache.spark")
+    (pom: xml.Node) => new xml.transform.RuleTransformer(new xml.transform.RewriteRule {
+      override def transform(node: xml.Node): Seq[xml.Node] = node match {
+        case deps: xml.Elem if deps.label == "dependencies" =>
+          val own = deps.child.filter(d => d.label == "dependency" && (d \ "scope").text != "test" &&
+            !stated((d \ "groupId").text))
+          deps.copy(child = onCluster ++ own)
+        case other => other
+      }
+    }).transform(pom).head
+  }
+)

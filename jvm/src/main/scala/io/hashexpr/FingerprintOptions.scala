@@ -12,8 +12,7 @@ package io.hashexpr
  *   df.agg(dataset_fingerprint_with(FingerprintOptions.lthash16(), "*")).head().getString(0)  // "hx1-lthash16:..."
  * }}}
  */
-final class FingerprintOptions private (private[hashexpr] val algorithm: FingerprintAlgorithm, val text: String)
-  extends Serializable {
+final class FingerprintOptions private (private[hashexpr] val algorithm: FingerprintAlgorithm, val text: String) {
 
   override def toString: String = text
 
@@ -26,6 +25,7 @@ final class FingerprintOptions private (private[hashexpr] val algorithm: Fingerp
 }
 
 object FingerprintOptions {
+  SparkLineCheck.requireScala()
 
   /** The sum of the rows' MurmurHash3 record hashes (the default, `dataset_fingerprint`): guards against accidents. */
   def murmur3(): FingerprintOptions = of("FingerprintOptions.murmur3", FingerprintAlgorithm.Murmur3)

@@ -15,8 +15,7 @@ package io.hashexpr
  *   HashOptions.hmacSha256("pii").text                               // "algorithm=hmac-sha256; secret=pii"
  * }}}
  */
-final class HashOptions private (private[hashexpr] val algorithm: HashAlgorithm, val text: String)
-  extends Serializable {
+final class HashOptions private (private[hashexpr] val algorithm: HashAlgorithm, val text: String) {
 
   override def toString: String = text
 
@@ -29,6 +28,7 @@ final class HashOptions private (private[hashexpr] val algorithm: HashAlgorithm,
 }
 
 object HashOptions {
+  SparkLineCheck.requireScala()
 
   /** MurmurHash3 x64 128 (the default): 16 bytes, the fastest; guards against accidents, not adversaries. */
   def murmur3(): HashOptions = of("HashOptions.murmur3", HashAlgorithm.Murmur3)

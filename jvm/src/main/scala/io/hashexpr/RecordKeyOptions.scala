@@ -17,8 +17,7 @@ package io.hashexpr
  *   df.select(record_key_with(options, "customer_id"))
  * }}}
  */
-final class RecordKeyOptions private (private[hashexpr] val options: KeyOptions, val text: String)
-  extends Serializable {
+final class RecordKeyOptions private (private[hashexpr] val options: KeyOptions, val text: String) {
 
   /**
    * Separates the hash space of one table (or hub) from others; change it to re-key a table. The empty string
@@ -29,7 +28,7 @@ final class RecordKeyOptions private (private[hashexpr] val options: KeyOptions,
    */
   def salt(salt: String): RecordKeyOptions = {
     val method = "RecordKeyOptions.salt"
-    if (salt == null) throw new IllegalArgumentException(s"$method: the salt is null; \"\" is no salt")
+    if (salt == null) throw new IllegalArgumentException(s"$method: the salt is null; the empty string is no salt")
     if (salt.contains(';')) {
       throw new IllegalArgumentException(s"$method: a salt cannot contain ';', which separates options; got '$salt'")
     }
@@ -87,6 +86,7 @@ final class RecordKeyOptions private (private[hashexpr] val options: KeyOptions,
 }
 
 object RecordKeyOptions {
+  SparkLineCheck.requireScala()
 
   /** No options: `record_key_with` with these gives `record_key`. */
   def defaults(): RecordKeyOptions = of("RecordKeyOptions.defaults", KeyOptions.Default)

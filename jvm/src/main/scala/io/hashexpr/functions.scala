@@ -37,6 +37,8 @@ import org.apache.spark.sql.functions.{call_function, col, lit}
 object functions {
 // scalastyle:on object.name
 
+  SparkLineCheck.requireScala()
+
   /**
    * The 16-byte record hash of the columns (SQL `record_hash`, docs/FORMAT.md): MurmurHash3 x64 128 of their
    * null-safe, length-prefixed, type-tagged encoding. NULLs, positions and the number of columns count; map entry
