@@ -53,7 +53,7 @@ line-venvs: $(addprefix venv-,$(LINE_VENVS))
 # The suites every other line runs (make test-matrix runs all of them on every line).
 LINE_SUITES := io.hashexpr.GoldenVectorsSuite io.hashexpr.CodegenParitySuite io.hashexpr.RegistrationSuite \
   io.hashexpr.ErrorsSuite io.hashexpr.DatasetFingerprintSuite io.hashexpr.Murmur3x64StreamSuite io.hashexpr.Sha256Suite \
-  io.hashexpr.DiffKeyFilterSuite
+  io.hashexpr.DiffKeyFilterSuite io.hashexpr.FunctionsSuite io.hashexpr.JavaFunctionsSuite
 LINE_TESTS ?= hashexpr/testOnly $(LINE_SUITES)
 
 # Each other line's jar, and its suites compiled against that line (one sbt run per line); LINE_PUBLISH and
@@ -67,11 +67,13 @@ test-lines-jvm: venv
 	done
 
 jars: venv
-	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/package
+	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/package LINE_SBT_FLAGS=$(NO_JAVADOC) \
+	  LINE_PUBLISH=hashexpr/publish
 
 # Every line's Maven artifact, io.hashexpr:hashexpr-spark<line>_<scala>:<VERSION> with its POM, sources jar and
 # javadoc jar (docs/JVM.md), into the Maven repository folder target/maven-repo; nothing is uploaded anywhere.
-# `make test` publishes them without the javadoc jar (scaladoc is most of the time) for tests/test_packages.py.
+# Whatever builds a jar (jar, jars, test) publishes it there too, without the javadoc jar (scaladoc would take
+# most of the time), so that the folder holds the jars that tests/test_packages.py resolves.
 .PHONY: publish-local
 MAVEN_REPO := target/maven-repo
 NO_JAVADOC := -Dhashexpr.publish.docs=false
@@ -102,15 +104,16 @@ test-lines: test-lines-jvm test-lines-python
 
 # Every suite on every line, and the wheel next to every line's pyspark.
 test-matrix: venv line-venvs lint
-	$(SBT) hashexpr/package hashexpr/test
+	$(SBT) $(NO_JAVADOC) hashexpr/package hashexpr/test hashexpr/publish
 	@$(MAKE) --no-print-directory $(JAR)
-	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/test
+	$(MAKE) --no-print-directory test-lines-jvm LINE_TESTS=hashexpr/test LINE_SBT_FLAGS=$(NO_JAVADOC) \
+	  LINE_PUBLISH=hashexpr/publish
 	@$(MAKE) --no-print-directory wheel
 	HASHEXPR_TEST_MATRIX=1 $(PY) -m pytest
 	$(MAKE) --no-print-directory test-lines-python
 
 jar: venv
-	$(SBT) hashexpr/package
+	$(SBT) $(NO_JAVADOC) hashexpr/package hashexpr/publish
 	@$(MAKE) --no-print-directory $(JAR)
 
 $(JAR): $(PINNED_JAR)
