@@ -113,7 +113,7 @@ lazy val hashexpr = (project in file("jvm"))
 // with its POM, sources jar and javadoc jar, into the Maven repository folder target/maven-repo
 // (`make publish-local`); nothing is uploaded anywhere. Spark and the Scala library are `provided`, as the cluster
 // has them, so `--packages` resolves hashexpr's jar alone. -Dhashexpr.publish.docs=false leaves out the javadoc jar
-// (scaladoc is the slow part; `make test` publishes without it).
+// (scaladoc is the slow part; `make jar`, `jars` and `test` publish without it).
 lazy val publishing: Seq[Setting[_]] = Seq(
   moduleName := s"hashexpr-spark${binaryVersion(chosenLine.fold(sparkVersion)(_.spark))}",
   organizationName := "hashexpr",
