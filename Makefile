@@ -52,19 +52,43 @@ line-venvs: $(addprefix venv-,$(LINE_VENVS))
 # The suites every other line runs (make test-matrix runs all of them on every line).
 LINE_SUITES := io.hashexpr.GoldenVectorsSuite io.hashexpr.CodegenParitySuite io.hashexpr.RegistrationSuite \
   io.hashexpr.ErrorsSuite io.hashexpr.DatasetFingerprintSuite io.hashexpr.Murmur3x64StreamSuite io.hashexpr.Sha256Suite \
-  io.hashexpr.DiffKeyFilterSuite io.hashexpr.NormalizeKeySuite
+  io.hashexpr.DiffKeyFilterSuite io.hashexpr.NormalizeKeySuite io.hashexpr.FunctionsSuite \
+  io.hashexpr.JavaFunctionsSuite
 LINE_TEST ?= testOnly $(LINE_SUITES)
 # The sbt project of each other line (build.sbt): Spark 3.5 with Scala 2.12 and 2.13, 4.0, 4.1, 4.2.
 LINE_PROJECTS := spark35_212 spark35_213 spark40 spark41 spark42
 LINE_PACKAGES := $(addsuffix /package,$(LINE_PROJECTS))
+LINE_PUBLISHES := $(addsuffix /publish,$(LINE_PROJECTS))
 LINE_TESTS = $(foreach p,$(LINE_PROJECTS),"$(p)/$(LINE_TEST)")
 
-# Each other line's jar, and its suites compiled against that line, in one sbt.
+# Every line's Maven artifact, io.hashexpr:hashexpr-spark<line>_<scala>:<VERSION> with its POM, sources jar and
+# javadoc jar (docs/JVM.md), into the Maven repository folder target/maven-repo; nothing is uploaded anywhere.
+# Whatever builds a jar (jar, jars, test) publishes it there too, without the javadoc jar (scaladoc would take
+# most of the time), so that the folder holds the jars that tests/test_packages.py resolves.
+.PHONY: publish-local
+MAVEN_REPO := target/maven-repo
+NO_JAVADOC := -Dhashexpr.publish.docs=false
+VERSION := $(shell cat VERSION)
+ARTIFACTS := hashexpr-spark$(SPARK_LINE)_2.13 hashexpr-spark3.5_2.12 hashexpr-spark3.5_2.13 hashexpr-spark4.0_2.13 \
+  hashexpr-spark4.1_2.13 hashexpr-spark4.2_2.13
+
+# Each other line's jar, its suites compiled against that line, and its Maven artifact, in one sbt.
 test-lines-jvm: venv
-	$(SBT) $(LINE_PACKAGES) $(LINE_TESTS)
+	$(SBT) $(NO_JAVADOC) $(LINE_PACKAGES) $(LINE_TESTS) $(LINE_PUBLISHES)
 
 jars: venv
-	$(SBT) $(LINE_PACKAGES)
+	$(SBT) $(NO_JAVADOC) $(LINE_PACKAGES) $(LINE_PUBLISHES)
+
+publish-local: venv
+	$(SBT) hashexpr/package hashexpr/publish $(LINE_PACKAGES) $(LINE_PUBLISHES)
+	@$(MAKE) --no-print-directory $(JAR)
+	@for artifact in $(ARTIFACTS); do \
+	  for suffix in .pom .jar -sources.jar -javadoc.jar; do \
+	    test -s $(MAVEN_REPO)/io/hashexpr/$$artifact/$(VERSION)/$$artifact-$(VERSION)$$suffix || \
+	      { echo "publish-local: $$artifact-$(VERSION)$$suffix is missing"; exit 1; }; \
+	  done; \
+	  echo "io.hashexpr:$$artifact:$(VERSION)"; \
+	done
 
 # The smoke suite on each other line's newest pyspark, hashexpr from this checkout.
 LINE_SMOKE := tests/test_lines.py tests/test_connect.py
@@ -82,7 +106,7 @@ test-lines: test-lines-jvm test-lines-python
 
 # Every suite on every line, and the wheel next to every line's pyspark.
 test-matrix: venv line-venvs lint
-	$(SBT) hashexpr/package hashexpr/test
+	$(SBT) $(NO_JAVADOC) hashexpr/package hashexpr/test hashexpr/publish
 	@$(MAKE) --no-print-directory $(JAR)
 	$(MAKE) --no-print-directory test-lines-jvm LINE_TEST=test
 	@$(MAKE) --no-print-directory wheel
@@ -90,7 +114,7 @@ test-matrix: venv line-venvs lint
 	$(MAKE) --no-print-directory test-lines-python
 
 jar: venv
-	$(SBT) hashexpr/package
+	$(SBT) $(NO_JAVADOC) hashexpr/package hashexpr/publish
 	@$(MAKE) --no-print-directory $(JAR)
 
 $(JAR): $(PINNED_JAR)
@@ -112,15 +136,17 @@ wheel: venv
 
 # make test runs these phases in order with build/test.py, which times each and prints where the time went
 # (docs/TESTING.md): .venv, lint, the other lines' virtualenvs in the background (downloads, mostly), one sbt for
-# every line's jar and ScalaTest, the wheel, the full pytest on the pinned line (it also runs other lines'
-# virtualenvs, and the wheel in fresh ones), and the smoke suite on each other line.
+# every line's jar, ScalaTest and Maven artifact, the wheel, the full pytest on the pinned line (it also runs
+# other lines' virtualenvs, the wheel in fresh ones and the artifacts through spark-submit --packages), and the
+# smoke suite on each other line.
 test:
 	$(PYTHON) build/test.py
 
 .PHONY: test-jvm-lines test-pytest
 test-jvm-lines: venv
 	@mkdir -p target
-	$(SBT) hashexpr/package $(LINE_PACKAGES) hashexpr/test $(LINE_TESTS)
+	$(SBT) $(NO_JAVADOC) hashexpr/package $(LINE_PACKAGES) hashexpr/test $(LINE_TESTS) hashexpr/publish \
+	  $(LINE_PUBLISHES)
 	@$(MAKE) --no-print-directory $(JAR)
 
 test-pytest: venv

@@ -115,11 +115,14 @@ def lineSettings(line: Option[SparkLines.Line]): Seq[Setting[_]] = Seq(
 )
 
 // spark-version's line: `hashexpr/package`, `hashexpr/test`.
-lazy val hashexpr = (project in file("jvm")).settings(lineSettings(None))
+lazy val hashexpr = (project in file("jvm")).settings(lineSettings(None) ++ publishing(None))
 
 // The other lines, one project each (`spark35_212/package`, `spark40/test`, ...): project/SparkLines.scala.
 def lineProject(id: String, spark: String, scala: String): Project =
-  Project(id, file("jvm") / "lines" / id).settings(lineSettings(Some(SparkLines.all((spark, scala)))))
+  Project(id, file("jvm") / "lines" / id).settings({
+    val line = Some(SparkLines.all((spark, scala)))
+    lineSettings(line) ++ publishing(line)
+  })
 
 lazy val spark35_212 = lineProject("spark35_212", "3.5", "2.12")
 lazy val spark35_213 = lineProject("spark35_213", "3.5", "2.13")
@@ -129,3 +132,48 @@ lazy val spark42 = lineProject("spark42", "4.2", "2.13")
 
 // Forked test JVMs each run a local Spark with a 4g heap: at most two at once on a small machine.
 Global / concurrentRestrictions += Tags.limit(Tags.ForkedTestGroup, 2)
+
+// Publishing (docs/JVM.md): each line's jar as the Maven artifact io.hashexpr:hashexpr-spark<line>_<scala>:<VERSION>,
+// with its POM, sources jar and javadoc jar, into the Maven repository folder target/maven-repo
+// (`make publish-local`); nothing is uploaded anywhere. Spark and the Scala library are `provided`, as the cluster
+// has them, so `--packages` resolves hashexpr's jar alone. -Dhashexpr.publish.docs=false leaves out the javadoc jar
+// (scaladoc is the slow part; `make jar`, `jars` and `test` publish without it).
+def publishing(line: Option[SparkLines.Line]): Seq[Setting[_]] = Seq(
+  moduleName := s"hashexpr-spark${binaryVersion(line.fold(sparkVersion)(_.spark))}",
+  organizationName := "hashexpr",
+  description := "Deterministic record hashing for Apache Spark: record_hash, record_key, dataset_fingerprint",
+  licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt")),
+  publishMavenStyle := true,
+  publishTo := Some(MavenCache("hashexpr-local", (LocalRootProject / baseDirectory).value / "target" / "maven-repo")),
+  publishConfiguration := publishConfiguration.value.withOverwrite(true),
+  versionScheme := Some("early-semver"),
+  Compile / packageDoc / publishArtifact := !sys.props.get("hashexpr.publish.docs").contains("false"),
+  Test / packageDoc / publishArtifact := false,
+  Compile / doc / scalacOptions ++= Seq("-doc-title", "hashexpr", "-doc-version", version.value, "-no-link-warnings"),
+  pomIncludeRepository := (_ => false),
+  // Spark is a plain jar dependency of the pinned line (not a libraryDependency), so the POM states each line's
+  // Spark and Scala itself; test-only dependencies are left out.
+  pomPostProcess := {
+    val spark = line.fold(sparkVersion)(_.spark)
+    val scalaBinary = scalaBinaryVersion.value
+    def provided(group: String, artifact: String, version: String): xml.Elem =
+      <dependency>
+        <groupId>{group}</groupId>
+        <artifactId>{artifact}</artifactId>
+        <version>{version}</version>
+        <scope>provided</scope>
+      </dependency>
+    val onCluster = provided("org.scala-lang", "scala-library", scalaVersion.value) +:
+      Seq("spark-sql", "spark-catalyst").map(a => provided("org.apache.spark", s"${a}_$scalaBinary", spark))
+    val stated = Set("org.scala-lang", "org.apache.spark")
+    (pom: xml.Node) => new xml.transform.RuleTransformer(new xml.transform.RewriteRule {
+      override def transform(node: xml.Node): Seq[xml.Node] = node match {
+        case deps: xml.Elem if deps.label == "dependencies" =>
+          val own = deps.child.filter(d => d.label == "dependency" && (d \ "scope").text != "test" &&
+            !stated((d \ "groupId").text))
+          deps.copy(child = onCluster ++ own)
+        case other => other
+      }
+    }).transform(pom).head
+  }
+)

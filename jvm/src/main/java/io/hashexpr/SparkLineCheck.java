@@ -30,8 +30,29 @@ final class SparkLineCheck {
     }
     return "this hashexpr jar (" + BuildLine.JAR_NAME + ") is built for Spark " + BuildLine.SPARK_LINE
         + " with Scala " + BuildLine.SCALA_BINARY + ", but this session runs Spark " + spark + " with Scala "
-        + scala + ". Use hashexpr-spark" + line(spark) + "_" + line(scala) + ".jar instead (`hashexpr jar --spark "
-        + line(spark) + " --scala " + line(scala) + "` prints its path; hx.configure picks it by itself)";
+        + scala + ". Use hashexpr-spark" + line(spark) + "_" + line(scala) + ".jar instead (the Maven artifact "
+        + "io.hashexpr:hashexpr-spark" + line(spark) + "_" + line(scala) + "; `hashexpr jar --spark " + line(spark)
+        + " --scala " + line(scala) + "` prints its path; hx.configure picks it by itself)";
+  }
+
+  /**
+   * {@link #mismatch()} when the running Scala is another binary version than this jar's, whose Scala classes then
+   * cannot even be called (2.12 and 2.13 differ in their collections); otherwise {@code null}.
+   */
+  static String wrongScala() {
+    return line(runningScala()).equals(BuildLine.SCALA_BINARY) ? null : mismatch();
+  }
+
+  /**
+   * Fails with {@link #wrongScala()}, if there is one. The public Scala objects call it first thing, so that a jar
+   * for the other Scala version fails with this sentence instead of a {@code NoSuchMethodError}; for another Spark
+   * line of the same Scala, the SQL functions fail at their first call instead.
+   */
+  static void requireScala() {
+    String problem = wrongScala();
+    if (problem != null) {
+      throw new IllegalStateException(problem);
+    }
   }
 
   /**
