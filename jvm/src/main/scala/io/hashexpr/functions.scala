@@ -187,6 +187,23 @@ object functions {
     record_key_with(options, columns(colName, colNames): _*)
 
   /**
+   * A key part as `record_key_with(options, ...)` hashes it (SQL `normalize_key`): a top-level string trimmed,
+   * case-mapped and turned into NULL when empty, each only as `options` ask; any other value as it is. Two
+   * spellings are one business key under `options` exactly when their normalised parts are equal, so this is what
+   * to group, join or compare business keys on. The salt, NULL-key policy and algorithm of `options` change
+   * nothing here, so a key's own options can be given.
+   *
+   * {{{
+   *   df.select(normalize_key(RecordKeyOptions.defaults().trim().upperCase(), col("tailnum")))   // " n1 " -> "N1"
+   * }}}
+   */
+  def normalize_key(options: RecordKeyOptions, part: Column): Column =
+    call(NormalizeKey.Name, nonNull(NormalizeKey.Name, options).text, Seq(part))
+
+  /** A named key part as `record_key_with(options, ...)` hashes it. */
+  def normalize_key(options: RecordKeyOptions, colName: String): Column = normalize_key(options, col(colName))
+
+  /**
    * An aggregate: the order-independent fingerprint of the rows' values (SQL `dataset_fingerprint`),
    * `"hx1:"` and 64 hex digits over the row count, the sum of the rows' record hashes and the columns' names and
    * types. Row order and partitioning do not change it; a changed value, an added or removed row, a renamed

@@ -2,6 +2,7 @@ package io.hashexpr;
 
 import static io.hashexpr.functions.dataset_fingerprint;
 import static io.hashexpr.functions.dataset_fingerprint_with;
+import static io.hashexpr.functions.normalize_key;
 import static io.hashexpr.functions.record_hash;
 import static io.hashexpr.functions.record_hash_by_name;
 import static io.hashexpr.functions.record_hash_by_name_with;
@@ -41,7 +42,9 @@ final class JavaFunctions {
         record_key(col("id"), col("name")).as("record_key(id, name)"),
         record_key_with(hub, "name").as("record_key_with('salt=hub_customer; trim; case=upper; empty_as_null', name)"),
         record_key_with(RecordKeyOptions.defaults().nullKey(NullKeyPolicy.NULL).algorithm(HashOptions.sha256()),
-            col("id"), col("name")).as("record_key_with('null_key=null; algorithm=sha256', id, name)"));
+            col("id"), col("name")).as("record_key_with('null_key=null; algorithm=sha256', id, name)"),
+        normalize_key(hub, "name").as("normalize_key('salt=hub_customer; trim; case=upper; empty_as_null', name)"),
+        normalize_key(RecordKeyOptions.defaults().lowerCase(), col("name")).as("normalize_key('case=lower', name)"));
   }
 
   /** The aggregates over {@code df}. */

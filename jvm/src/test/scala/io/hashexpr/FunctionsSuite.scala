@@ -121,6 +121,13 @@ class FunctionsSuite extends SparkSuite {
       .exists(_.getMessage.contains("every key part is NULL")))
   }
 
+  test("normalize_key gives a key part as record_key_with hashes it, of a Column and of a name") {
+    val normalised = RecordKeyOptions.defaults().salt("hub").trim().upperCase().emptyAsNull()
+    sameAsSql(normalize_key(normalised, "name"), "normalize_key('salt=hub; trim; case=upper; empty_as_null', name)")
+    assert(rows(normalize_key(normalised, F.col("name"))) == rowsOfSql("upper(nullif(trim(name), ''))"))
+    assert(rows(normalize_key(RecordKeyOptions.defaults(), F.col("id"))) == rows(F.col("id")))
+  }
+
   test("record_key_with hashes the key record of docs/FORMAT.md with the salt and the HMAC key given") {
     val record = Array(0x82.toByte) ++ stringValue("hub") ++ u32(2) ++ stringValue("C-042") ++
       Array(0x02.toByte) ++ java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(7).array()
