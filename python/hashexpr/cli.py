@@ -800,6 +800,12 @@ def _add_diff(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
     parser.add_argument(
         "--exit-code", action="store_true", help="exit with status 1 when there are differences, 0 when none"
     )
+    parser.add_argument(
+        "--no-changed-columns",
+        action="store_true",
+        help="with --out, write each difference's key, change and side only: one pass over the hashes, no "
+        "values read (without --out the counts never need them)",
+    )
     _add_algorithm(parser)
     parser.set_defaults(run=_run_diff)
 
@@ -845,11 +851,15 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
     excluded = _parse_columns(args.exclude, "--exclude")
     if requested and excluded:
         raise ValueError("--columns and --exclude both choose the columns: pass one of them")
+    if args.no_changed_columns and not args.out:
+        raise ValueError(
+            "--no-changed-columns chooses what --out writes: add --out (the counts never read values)"
+        )
     out_fmt = None
     if args.out:
         out_fmt = hio.output_format(args.out, args.out_format)
         args.mode = _check_output(args, out_fmt, [old_src, new_src])
-        if out_fmt not in _DIFF_OUTPUT_FORMATS:
+        if out_fmt not in _DIFF_OUTPUT_FORMATS and not args.no_changed_columns:
             raise ValueError(
                 f"{out_fmt.upper()} cannot hold the differences (changed_columns, old and new are nested): "
                 f"write {', '.join(_DIFF_OUTPUT_FORMATS)}"
@@ -863,7 +873,11 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
         keys = resolve_columns(old.columns, key, "OLD", exact)
         resolve_columns(new.columns, key, "NEW", exact)
         columns = _diff_columns(old, new, keys, requested, excluded, exact)
-        differences = hx.diff(old, new, keys, columns=columns, include_values=bool(args.out), **hashing)
+        # The counts need no values: one pass over the hashes finds every change type.
+        details = bool(args.out) and not args.no_changed_columns
+        differences = hx.diff(
+            old, new, keys, columns=columns, include_values=details, changed_columns=details, **hashing
+        )
         if args.out:
             hio.write(differences, args.out, out_fmt, args.mode)
             counts = hx.summarize(hio.read(spark, args.out, out_fmt, differences.schema))

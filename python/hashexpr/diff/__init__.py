@@ -119,6 +119,7 @@ def diff(
     columns: Sequence[str] | None = None,
     include_unchanged: bool = False,
     include_values: bool = False,
+    changed_columns: bool = True,
     buckets: int | None = None,
     old_hashes: HashesSpec = None,
     new_hashes: HashesSpec = None,
@@ -160,6 +161,10 @@ def diff(
     include_values : bool, optional
         Add the struct columns ``old`` and ``new`` holding the compared columns' values on each side (NULL
         for a side the row does not come from).
+    changed_columns : bool, optional
+        Name the columns that changed in an update (default). With ``False`` the result has no
+        ``changed_columns`` column, and the diff reads no values (unless ``include_values``): one pass over the
+        sides' key and row hashes, matched by key, gives every change type.
     buckets : int, optional
         The number of key-hash buckets of the pre-filter (default :data:`DEFAULT_BUCKETS`, at most
         :data:`MAX_BUCKETS`).
@@ -215,8 +220,13 @@ def diff(
     # against adversaries, every row is joined and compared on its own hashes.
     include_unchanged = flag(include_unchanged, "include_unchanged", "diff")
     include_values = flag(include_values, "include_values", "diff")
-    plan = None if include_unchanged or spec.algorithm != "murmur3" else bucket_pass(spec)
-    rows = compared(spec, plan, include_values)
+    changed_columns = flag(changed_columns, "changed_columns", "diff")
+    # Without changed columns nothing needs the values of the rows near a change, so one pass over the hashes
+    # finds every change at the cost of a join on the key; the bucket pass pays for itself only where it spares
+    # the values join most rows.
+    one_pass = include_unchanged or not (changed_columns or include_values) or spec.algorithm != "murmur3"
+    plan = None if one_pass else bucket_pass(spec)
+    rows = compared(spec, plan, include_values, changed_columns)
     return rows if include_unchanged else rows.where("`change` != 'unchanged'")
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.diff.rows import compare_groups, hashed_sides
+from hashexpr.diff.rows import compare_groups, hashed_sides, identity
 from hashexpr.diff.spec import BUCKET, CHANGE_TYPES, DIGEST, KH, SIDE, Spec
-from hashexpr.diff.stored import refusals
+from hashexpr.diff.stored import key_hash_sql, refusals
 
 # Bits of the filter of changed keys (see key_filter): per row the bucket pass counted, so that at most one
 # unchanged row in eight passes it, and at most 8 MiB, which every task reading a side receives once.
@@ -68,7 +68,7 @@ def bucket_pass(spec: Spec) -> BucketPass:
 
 def counts(spec: Spec, plan: BucketPass) -> dict[str, int]:
     """Exact output rows per change type: the keys of the differing buckets are compared one by one."""
-    per_key = compare_groups(hashed_sides(spec, plan), KH)
+    per_key = compare_groups(hashed_sides(spec, plan), identity(spec))
     n_old, n_new, same = F.col("n_old"), F.col("n_new"), F.col("same")
     single = (n_old <= 1) & (n_new <= 1)
     zero = F.lit(0)
@@ -108,6 +108,8 @@ def key_filter(spec: Spec, plan: BucketPass | None) -> Column | None:
         return None
     wanted = KEY_FILTER_BITS_PER_ROW * max(plan.rows_to_compare, 1)
     bits = min(KEY_FILTER_MAX_BITS, max(1024, 1 << (wanted - 1).bit_length()))
-    per_key = compare_groups(hashed_sides(spec, plan), KH)
-    changed = per_key.where(~F.col("same")).select(F.call_function("diff_key_filter", F.col(KH), F.lit(bits)))
+    per_key = compare_groups(hashed_sides(spec, plan), identity(spec))
+    # The bitmap holds key hashes, which the rows of the values join are tested with.
+    key_hash = key_hash_sql(spec) if spec.buckets_by_key else KH
+    changed = per_key.where(~F.col("same")).selectExpr(f"diff_key_filter({key_hash}, {bits})")
     return changed.scalar()

@@ -19,6 +19,7 @@ from hashexpr.diff.spec import (
     check_compatible,
     default_columns,
     projected,
+    raw_key_type,
     resolve_on_both,
 )
 from hashexpr.functions import _require
@@ -103,6 +104,7 @@ def checked(
         )
         for i, s in enumerate(sides)
     ]
+    old_types, new_types = sides[0].types, sides[1].types
     spec = Spec(
         frames[0],
         frames[1],
@@ -111,6 +113,7 @@ def checked(
         buckets,
         algorithm=algorithm,
         secret=secret,
+        raw_keys=all(raw_key_type(old_types[o], new_types[n]) for o, n in key_pairs),
     )
     if not any(names):
         return spec

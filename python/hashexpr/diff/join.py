@@ -52,38 +52,45 @@ def side_rows(
     plan: BucketPass | None,
     partitions: int | None = None,
     changed_keys: Column | None = None,
+    with_values: bool = True,
 ) -> DataFrame:
     """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
-    sums of :func:`~hashexpr.diff.rows.lanes` over the key's rows; shuffled into ``partitions`` partitions when given."""
+    sums of :func:`~hashexpr.diff.rows.lanes` over the key's rows; shuffled into ``partitions`` partitions when
+    given; with ``with_values``, the struct of their compared values.
+
+    Rows are partitioned by their key: the key columns when SQL's equality matches them exactly
+    (``Spec.raw_keys``), else the key hash; NULL-key rows, never matched, are spread by their row hash."""
     prefix = "on"[i]
     # When the differing buckets hold most rows, a filter by bucket costs more than it saves: the rows go on
     # into the key filter, or are all joined.
     by_bucket = None if plan is None or plan.joins_everything else plan
-    hashed = keyed(spec, i, by_bucket, with_null_keys=True, key_filter=changed_keys).selectExpr(
-        *(f"{quote(k)} AS {prefix}k{j}" for j, k in enumerate(spec.key)),
-        f"{values_sql(spec)} AS {prefix}{V}",
-        KH,
+    rows = keyed(spec, i, by_bucket, with_null_keys=True, key_filter=changed_keys, buckets=False)
+    keys = [f"{prefix}k{j}" for j in range(len(spec.key))]
+    hashed = rows.selectExpr(
+        *(f"{quote(k)} AS {key}" for k, key in zip(spec.key, keys)),
+        *([f"{values_sql(spec)} AS {prefix}{V}"] if with_values else []),
+        *([] if spec.raw_keys else [KH]),
         f"{hashes_sql(spec, i)[H]} AS {H}",
         BUCKET,
     )
-    # Rows are partitioned by key hash, NULL-key rows by their row hash (they are never matched, and this
-    # keeps them off a single task); the join below uses the same column, so each side is shuffled once.
-    kept = hashed.selectExpr("*", f"coalesce({KH}, {H}) AS {prefix}{PART}")
+    # The key hash, or for raw keys only what spreads the NULL-key rows (the key columns are the rest).
+    part = f"CASE WHEN {BUCKET} < 0 THEN {H} ELSE X'' END" if spec.raw_keys else f"coalesce({KH}, {H})"
+    kept = hashed.selectExpr("*", f"{part} AS {prefix}{PART}")
+    by = [*keys, prefix + PART] if spec.raw_keys else [prefix + PART]
     if partitions is not None:
         # Both sides get the same number, so the window's partitioning still serves the join.
-        kept = kept.repartition(partitions, prefix + PART)
+        kept = kept.repartition(partitions, *by)
     # One ordering for all window functions: Spark then computes them in one Window operator over one sort.
-    ordered = f"PARTITION BY {prefix}{PART} ORDER BY {H}"
-    by_key = f"{ordered} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+    ordered = f"PARTITION BY {', '.join(by)} ORDER BY {H}"
+    whole = f"{ordered} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
     return kept.selectExpr(
-        *(f"{prefix}k{j}" for j in range(len(spec.key))),
-        prefix + V,
+        *keys,
+        *([prefix + V] if with_values else []),
         f"{BUCKET} AS {prefix}{BUCKET}",
         prefix + PART,
-        f"{KH} AS {prefix}{KH}",
         f"{H} AS {prefix}{H}",
-        f"count(1) OVER ({by_key}) AS {prefix}{N}",
-        *(f"sum({lane}) OVER ({by_key}) AS {prefix}{FP}{n}" for n, lane in enumerate(lanes(H))),
+        f"count(1) OVER ({whole}) AS {prefix}{N}",
+        *(f"sum({lane}) OVER ({whole}) AS {prefix}{FP}{n}" for n, lane in enumerate(lanes(H))),
         # Numbering the rows of a key pairs duplicates one to one, so the join never multiplies them.
         f"row_number() OVER ({ordered}) AS {prefix}{RN}",
     )
@@ -106,16 +113,21 @@ def changed_columns_sql(spec: Spec) -> str:
     )
 
 
-def compared(spec: Spec, plan: BucketPass | None, include_values: bool) -> DataFrame:
-    """The rows, matched by key hash: every input row in exactly one output row (a matched pair in one)."""
+def compared(
+    spec: Spec, plan: BucketPass | None, include_values: bool, changed_columns: bool = True
+) -> DataFrame:
+    """The rows, matched by key: every input row in exactly one output row (a matched pair in one). Without
+    ``changed_columns`` no values are read, and the output has no ``changed_columns`` column."""
     changed_keys = key_filter(spec, plan)
     partitions = join_partitions(spec, plan, changed_keys)
-    o, n = (side_rows(spec, i, plan, partitions, changed_keys) for i in (0, 1))
-    # Rows pair up by (key hash, row number); NULL-key rows (bucket -1) never pair up. Only the partition
-    # column is an equality, so Spark keeps the window's partitioning for the join instead of shuffling again.
+    with_values = changed_columns or include_values
+    o, n = (side_rows(spec, i, plan, partitions, changed_keys, with_values) for i in (0, 1))
+    # Rows pair up by (key, row number); NULL-key rows (bucket -1) never pair up. Only the partition columns
+    # are equalities, so Spark keeps the window's partitioning for the join instead of shuffling again.
+    same_key = [f"o{PART} = n{PART}", *(f"ok{j} = nk{j}" for j in range(len(spec.key)) if spec.raw_keys)]
     joined = o.join(
         n,
-        F.expr(f"o{PART} = n{PART} AND (o{RN} - n{RN}) = 0 AND o{BUCKET} >= 0 AND n{BUCKET} >= 0"),
+        F.expr(" AND ".join([*same_key, f"(o{RN} - n{RN}) = 0", f"o{BUCKET} >= 0", f"n{BUCKET} >= 0"])),
         "full_outer",
     )
     has_old, has_new = f"o{BUCKET} IS NOT NULL", f"n{BUCKET} IS NOT NULL"
@@ -147,6 +159,6 @@ def compared(spec: Spec, plan: BucketPass | None, include_values: bool) -> DataF
         ),
         "`change`",
         "`side`",
-        f"{changed_columns_sql(spec)} AS changed_columns",
+        *([f"{changed_columns_sql(spec)} AS changed_columns"] if changed_columns else []),
         *(values if include_values else []),
     )

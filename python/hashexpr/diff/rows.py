@@ -28,12 +28,19 @@ if TYPE_CHECKING:
 MAX_IN_LIST = 64
 
 
+def identity(spec: Spec) -> list[str]:
+    """The columns of a keyed row that are equal exactly for the same key on both sides: the key columns when
+    SQL's equality matches them as their hash does (``Spec.raw_keys``), else the key hash."""
+    return [quote(k) for k in spec.key] if spec.buckets_by_key else [KH]
+
+
 def hashes_sql(spec: Spec, i: int) -> dict[str, str]:
     """SQL of side ``i``'s per-row key hash (NULL when a key part is NULL), row hash, and bucket.
 
     The row hash is ``record_hash`` of the compared columns, or, when a side has stored hashes,
     ``record_hash_by_name`` as ``with_metadata`` stores it; a side with stored hashes reads them
-    (:func:`~hashexpr.diff.stored.read_sql`).
+    (:func:`~hashexpr.diff.stored.read_sql`). The bucket is a hash of the key columns when ``buckets_by_key``,
+    else of the key hash.
     """
     null_key = null_key_sql(spec)
     stored = spec.stored[i]
@@ -47,8 +54,9 @@ def hashes_sql(spec: Spec, i: int) -> dict[str, str]:
             if hashed
             else "X''"
         )
+    keys = ", ".join(quote(k) for k in spec.key) if spec.buckets_by_key else key_hash
     # Bucket -1 holds the NULL-key rows, which are reported, never matched.
-    bucket = f"CASE WHEN {null_key} THEN -1 ELSE pmod(hash({key_hash}), {spec.buckets}) END"
+    bucket = f"CASE WHEN {null_key} THEN -1 ELSE pmod(hash({keys}), {spec.buckets}) END"
     return {KH: key_hash, H: row_hash, BUCKET: bucket}
 
 
@@ -58,17 +66,23 @@ def keyed(
     plan: BucketPass | None,
     with_null_keys: bool = False,
     key_filter: Column | None = None,
+    buckets: bool = True,
 ) -> DataFrame:
-    """Side ``i``'s columns that diff reads, with the key hash and the bucket; with a plan, only the rows of the
-    differing buckets, with a key filter (:func:`~hashexpr.diff.buckets.key_filter`) only the rows of the keys
-    it holds, and the NULL-key rows with ``with_null_keys``.
+    """Side ``i``'s columns that diff reads, with the key hash (where it is needed) and the bucket; with a plan,
+    only the rows of the differing buckets, with a key filter (:func:`~hashexpr.diff.buckets.key_filter`) only
+    the rows of the keys it holds, and the NULL-key rows with ``with_null_keys``. Without ``buckets`` (a pass
+    that filters by none) the bucket column only tells NULL-key rows (-1) from the others (0).
     """
     stored = spec.stored[i]
     names = spec.key + spec.columns + ((stored.record_key, stored.record_hash) if stored else ())
     hashes = hashes_sql(spec, i)
-    rows = spec.side(i).selectExpr(
-        *map(quote, names), f"{hashes[KH]} AS {KH}", f"{hashes[BUCKET]} AS {BUCKET}"
+    bucket = (
+        hashes[BUCKET]
+        if buckets or plan is not None
+        else f"CASE WHEN {null_key_sql(spec)} THEN -1 ELSE 0 END"
     )
+    key_hash = [] if spec.buckets_by_key and key_filter is None else [f"{hashes[KH]} AS {KH}"]
+    rows = spec.side(i).selectExpr(*map(quote, names), *key_hash, f"{bucket} AS {BUCKET}")
     if plan is not None:
         rows = bucket_filter(rows, plan, with_null_keys)
     if key_filter is not None:
@@ -108,9 +122,13 @@ def hashed_sides(spec: Spec, plan: BucketPass | None = None) -> DataFrame:
     differing buckets are kept however many rows they hold: a row of the other buckets would only be
     shuffled and compared to be found unchanged.
     """
+    key = identity(spec)
     sides = [
         keyed(spec, i, plan).selectExpr(
-            f"{i} AS {SIDE}", BUCKET, KH, f"record_hash({KH}, {hashes_sql(spec, i)[H]}) AS {DIGEST}"
+            f"{i} AS {SIDE}",
+            BUCKET,
+            *key,
+            f"record_hash({', '.join(key)}, {hashes_sql(spec, i)[H]}) AS {DIGEST}",
         )
         for i in (0, 1)
     ]
@@ -139,14 +157,14 @@ def lanes(row_hash: str) -> list[str]:
     return out
 
 
-def compare_groups(hashed: DataFrame, group: str) -> DataFrame:
+def compare_groups(hashed: DataFrame, group: list[str]) -> DataFrame:
     """Per group: each side's row count, and whether both sides hold the same multiset of rows.
 
     Every aggregate has a fixed-width buffer, so Spark runs one hash aggregate that folds each task's rows
     into at most one row per group before the shuffle.
     """
     rows = [c for c in hashed.columns if c not in (SIDE, BUCKET)]
-    return hashed.groupBy(group).agg(
+    return hashed.groupBy(*group).agg(
         F.expr(f"count_if({SIDE} = 0) AS n_old"),
         F.expr(f"count_if({SIDE} = 1) AS n_new"),
         F.expr(f"{fingerprint_sql(*rows, side=0)} = {fingerprint_sql(*rows, side=1)} AS same"),

@@ -14,9 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
+    BooleanType,
     ByteType,
     CharType,
     DataType,
+    DateType,
+    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -26,8 +30,11 @@ from pyspark.sql.types import (
     ShortType,
     StringType,
     StructType,
+    TimestampNTZType,
+    TimestampType,
     UserDefinedType,
     VarcharType,
+    YearMonthIntervalType,
 )
 
 from hashexpr.errors import SchemaMismatchError
@@ -86,6 +93,9 @@ class Spec:
     # The hash algorithm of keys, rows and columns, and the HMAC secret's name (docs/SECURITY.md).
     algorithm: str = "murmur3"
     secret: str | None = None
+    # Whether the key columns themselves tell keys apart exactly as their hash does (raw_key_types): then rows
+    # are matched on them, and hashed into buckets by them unless a side lends a stored key hash.
+    raw_keys: bool = False
 
     @property
     def hashing(self) -> dict[str, Any]:
@@ -101,8 +111,43 @@ class Spec:
         """Whether the row hash covers the key columns (as with_metadata's does by default)."""
         return next((s.with_key for s in self.stored if s is not None), False)
 
+    @property
+    def buckets_by_key(self) -> bool:
+        """Whether buckets and digests come from the key columns, so that no key hash is computed for them;
+        otherwise from the key hash, which a side with stored hashes lends."""
+        return self.raw_keys and not self.by_name
+
     def side(self, i: int) -> DataFrame:
         return (self.old, self.new)[i]
+
+
+# Types whose values SQL's equality tells apart exactly as their hash does, when both sides have the same type:
+# integers of one width, decimals of one precision and scale, strings of the binary collation, bytes, booleans,
+# dates, timestamps and intervals. Floating point (NaN, -0.0), mixed widths, collations and nested types go by
+# their hash.
+_RAW_KEY_TYPES = (
+    BooleanType,
+    ByteType,
+    ShortType,
+    IntegerType,
+    LongType,
+    DecimalType,
+    BinaryType,
+    DateType,
+    TimestampType,
+    TimestampNTZType,
+    DayTimeIntervalType,
+    YearMonthIntervalType,
+)
+
+
+def raw_key_type(old: DataType, new: DataType) -> bool:
+    """Whether key values of these types (old's, new's) can be matched by SQL equality instead of their hash."""
+    if type_name(old, widen=False) != type_name(new, widen=False):
+        return False
+    if isinstance(old, StringType):
+        return old.simpleString() == "string" and type(old) is StringType
+    return isinstance(old, _RAW_KEY_TYPES)
 
 
 def type_name(dt: DataType, widen: bool) -> str:
