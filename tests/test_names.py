@@ -175,7 +175,7 @@ def test_collisions_take_names_literally(tricky):
     assert hx.find_collisions(tricky, ["a.b", "x`y"], trim=True, case="upper").count() == 0
 
     exceptions = hx.collision_exceptions(hx.find_collisions(tricky, "a.b", hash_col="hk"), salt="c1")
-    assert exceptions.columns == ["a.b", "replacement_key"]
+    assert exceptions.columns == ["a.b", "replacement_key", "normalization"]
     (row,) = exceptions.collect()
     replacement = tricky.select(hx.record_key(F.lit("y"), salt="c1")).first()[0]
     assert (row["a.b"], row.replacement_key) == ("y", replacement)

@@ -86,7 +86,17 @@ def quiet_python_loggers(verbose: bool) -> None:
     for name in _PYTHON_LOGGERS:
         # A level above every record's, inherited by the child loggers (py4j.java_gateway, ...); verbose runs
         # get Python's default, warnings and errors.
-        logging.getLogger(name).setLevel(logging.WARNING if verbose else logging.CRITICAL + 1)
+        _logger(name).setLevel(logging.WARNING if verbose else logging.CRITICAL + 1)
+
+
+def _logger(name: str) -> logging.Logger:
+    """The logger ``name`` as PySpark makes it: its query-context loggers are PySparkLoggers (PySpark 4), which
+    take keywords a plain Logger refuses, so one made here first must be one of theirs."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # PySpark 3.5 has plain loggers only
+        return logging.getLogger(name)
+    return PySparkLogger.getLogger(name) if name.endswith("QueryContextLogger") else logging.getLogger(name)
     # PySpark checks the installed pandas the first time it passes a value to the JVM and warns about its
     # version, although the command line uses no pandas.
     warnings.filterwarnings(
@@ -164,7 +174,7 @@ def given_session(
     if "delta" in formats and hsources.DELTA_EXTENSION not in str(spark.conf.get("spark.sql.extensions", "")):
         raise ValueError("the given session has no Delta Lake (its extension is not in spark.sql.extensions)")
     restore: dict[str, str | None] = {}
-    levels = {name: logging.getLogger(name).level for name in _PYTHON_LOGGERS}
+    levels = {name: _logger(name).level for name in _PYTHON_LOGGERS}
     quiet_python_loggers(verbose)
     try:
         for key, value in conf:
@@ -187,7 +197,7 @@ def given_session(
             else:
                 spark.conf.set(key, value)
         for name, level in levels.items():
-            logging.getLogger(name).setLevel(level)
+            _logger(name).setLevel(level)
 
 
 def _start(

@@ -171,6 +171,7 @@ def find_collisions(
     inconsistent [b'k2', b'k3'] ['C'] 2
     >>> find_collisions(hub, "id").count()
     0
+    >>> import hashexpr as hx
     >>> stored = spark.createDataFrame([(" n1 ",), ("N1",)], "tailnum STRING").select(
     ...     "tailnum", hx.record_key("tailnum", trim=True, case="upper").alias("hk"))
     >>> find_collisions(stored, "tailnum", hash_col="hk").first().kind
