@@ -14,7 +14,7 @@ impl Error {
 
     /// The same error, prefixed with the column it is about.
     pub fn in_column(self, column: &str) -> Self {
-        Self(format!("column {column:?}: {}", self.0))
+        Self(format!("column '{column}': {}", self.0))
     }
 
     /// The message.

@@ -377,7 +377,8 @@ fn replays_fingerprint_vectors() {
         let mut names = Vec::new();
         let mut arrays = Vec::new();
         for (i, column) in columns.iter().enumerate() {
-            // VOID has no Arrow type that Spark reads as VOID (the null type reads as INT): its name differs.
+            // A collated string has no Arrow type (mixed_kinds); nor has VOID, whose name the schema digest
+            // holds: the null type reads as INT.
             let t = match arrow_type(&column["type"]) {
                 Ok(DataType::Null) | Err(_) => {
                     tally.no_arrow += 1;
