@@ -31,6 +31,8 @@ def reader(data: Any, function: str) -> tuple[pa.RecordBatchReader, int | None]:
         return data.scanner().to_reader(), None
     if hasattr(data, "to_reader"):
         return data.to_reader(), None
+    if hasattr(data, "to_arrow_reader"):
+        return data.to_arrow_reader(), None
     if hasattr(data, "fetch_record_batch"):
         return data.fetch_record_batch(), None
     if hasattr(data, "__arrow_c_stream__"):
