@@ -45,7 +45,7 @@ impl Record {
         order.sort_by(|&a, &b| names[a].cmp(&names[b]));
         if let Some(pair) = order.windows(2).find(|w| names[w[0]] == names[w[1]]) {
             return Err(Error::invalid(format!(
-                "column {:?} is given twice: by-name records need distinct names",
+                "column '{}' is given twice: by-name records need distinct names",
                 String::from_utf8_lossy(&names[pair[0]])
             )));
         }
