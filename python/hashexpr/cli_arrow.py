@@ -1,0 +1,192 @@
+"""The command line's Arrow engine: ``hashexpr.arrow`` on local Parquet inputs, with no JVM.
+
+:func:`eligibility` says whether a run can take the engine with a result identical to Spark's (and why not);
+the ``run_*`` functions compute what the Spark paths of :mod:`hashexpr.cli` compute, from the same Parquet
+files as Spark reads them (``docs/CLI.md``, ``--engine``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from hashexpr import arrow as hxa
+from hashexpr import io as hio
+from hashexpr import sources as hsources
+
+#: The only ``--conf`` settings the engine honours: HMAC keys (``spark.hashexpr.secret.<name>``).
+_SECRET_CONF = "spark.hashexpr.secret."
+
+
+class Ineligible(ValueError):
+    """This run needs Spark: the reason, for ``--engine arrow``'s error."""
+
+
+def _spark_writes_as_read(t: pa.DataType) -> bool:
+    """Whether Spark writes a column that pyarrow read as ``t`` back as ``t`` (so ``hash``'s output is Spark's)."""
+    types = pa.types
+    if types.is_list(t):
+        return _spark_writes_as_read(t.value_type)
+    if types.is_map(t):
+        return _spark_writes_as_read(t.key_type) and _spark_writes_as_read(t.item_type)
+    if types.is_struct(t):
+        return all(_spark_writes_as_read(t.field(i).type) for i in range(t.num_fields))
+    if types.is_timestamp(t):
+        return t.unit == "us" and t.tz in (None, "UTC", "+00:00")
+    return (
+        types.is_boolean(t)
+        or types.is_signed_integer(t)
+        or types.is_floating(t) and not types.is_float16(t)
+        or types.is_decimal128(t)
+        or types.is_string(t)
+        or types.is_binary(t)
+        or types.is_date32(t)
+    )
+
+
+def files(src: hsources.Source) -> list[str]:
+    """The Parquet files Spark reads for ``src``: the file, or the data files of a directory (not ``_``/``.``)."""
+    path = hio.local_path(src.path or "")
+    if os.path.isfile(path):
+        return [path]
+    entries = sorted(os.listdir(path))
+    listed = [os.path.join(path, e) for e in entries if not e.startswith(("_", "."))]
+    if any(os.path.isdir(p) for p in listed):
+        raise Ineligible(f"{src.path} has subdirectories, which Spark reads as partitions")
+    return listed
+
+
+def eligibility(args: argparse.Namespace, src: hsources.Source, out_fmt: str | None = None) -> list[str]:
+    """The Parquet files of a run the engine computes exactly as Spark would; :class:`Ineligible` otherwise."""
+    reasons = []
+    if src.table is not None or src.fmt != "parquet":
+        reasons.append("the engine reads Parquet files only")
+    elif src.path is None or hio.local_path(src.path) is None or any(c in src.path for c in "*?[{"):
+        reasons.append("the engine reads local paths without globs only")
+    if src.version is not None or src.timestamp is not None or args.schema or args.option:
+        reasons.append("--schema, --option, --version and --timestamp need Spark")
+    if any(not key.startswith(_SECRET_CONF) for key, _ in args.conf) or args.master != "local[*]":
+        reasons.append("--conf (other than spark.hashexpr.secret.*) and --master need Spark")
+    if out_fmt not in (None, "parquet"):
+        reasons.append(f"the engine writes Parquet only, not {out_fmt}")
+    if reasons:
+        raise Ineligible("; ".join(reasons))
+    hio.check_input(src.path)
+    paths = files(src)
+    schemas = [pq.read_schema(p) for p in paths]
+    if not paths:
+        raise Ineligible(f"{src.path} has no data files")
+    if any(not s.equals(schemas[0]) for s in schemas[1:]):
+        raise Ineligible("the files' schemas differ, and Spark reads one of them")
+    names = schemas[0].names
+    if len({n.lower() for n in names}) != len(names):
+        raise Ineligible("column names differ only in case, which Spark cannot read apart")
+    for p in paths[:1]:
+        physical = pq.ParquetFile(p).schema
+        if any(physical.column(i).physical_type == "INT96" for i in range(len(physical))):
+            raise Ineligible("INT96 timestamps (Spark reads them as TIMESTAMP, pyarrow without a time zone)")
+    try:
+        hxa.spark_types(schemas[0])
+    except ValueError as error:
+        raise Ineligible(str(error)) from None
+    return paths
+
+
+def dataset(paths: Sequence[str]) -> ds.Dataset:
+    return ds.dataset(list(paths), format="parquet")
+
+
+def _secret_key(args: argparse.Namespace, env_name: str) -> str | None:
+    if args.secret is None:
+        return None
+    conf = dict(args.conf).get(f"{_SECRET_CONF}{args.secret}")
+    return conf if conf is not None else os.environ.get(env_name)
+
+
+def hex_upper(hashes: pa.FixedSizeBinaryArray) -> pa.StringArray:
+    """Hashes as upper-case hex strings, as SQL ``hex()`` writes them (NULL stays NULL)."""
+    width = hashes.type.byte_width
+    digits = np.frombuffer(b"0123456789ABCDEF", np.uint8)
+    data = np.frombuffer(hashes.buffers()[1], np.uint8)[hashes.offset * width : (hashes.offset + len(hashes)) * width]
+    text = np.empty(data.size * 2, np.uint8)
+    text[0::2], text[1::2] = digits[data >> 4], digits[data & 15]
+    offsets = pa.array(np.arange(len(hashes) + 1, dtype=np.int32) * (2 * width))
+    validity = hashes.buffers()[0] if hashes.null_count else None
+    return pa.StringArray.from_buffers(len(hashes), offsets.buffers()[1], pa.py_buffer(text.tobytes()), validity,
+                                       hashes.null_count, 0)
+
+
+def write_parquet(table: pa.Table, out: str, mode: str) -> None:
+    """``table`` as a directory of one part file, moved into place only once complete (as Spark's outputs)."""
+    def write_into(staging: str) -> None:
+        os.makedirs(staging)
+        pq.write_table(table, os.path.join(staging, "part-00000.snappy.parquet"), compression="snappy")
+        open(os.path.join(staging, "_SUCCESS"), "wb").close()
+
+    hio.write_staged(os.path.abspath(hio.local_path(out)), mode, write_into)
+
+
+def fingerprint(paths: Sequence[str], columns: list[str], algorithm: str, key: str | None) -> tuple[int, str]:
+    data = dataset(paths)
+    rows = data.count_rows()
+    return rows, hxa.dataset_fingerprint(data.scanner(columns=columns), algorithm=algorithm, hmac_key=key)
+
+
+def group_fingerprints(paths: Sequence[str], columns: list[str], by: list[str], algorithm: str,
+                       key: str | None) -> pa.Table:
+    groups = hxa.fingerprints_by(dataset(paths).scanner(columns=columns), by, algorithm=algorithm, hmac_key=key)
+    # In the order Spark's `orderBy` of the CLI shows them: NULLs first, then ascending.
+    return groups.sort_by([(g, "ascending") for g in by], null_placement="at_start")
+
+
+def hashed(paths: Sequence[str], columns: list[str] | None, key_columns: list[str], names: tuple[str, str],
+           as_hex: bool, hashing: dict[str, Any]) -> pa.Table:
+    table = dataset(paths).to_table()
+    for t in table.schema.types:
+        if not _spark_writes_as_read(t):
+            raise Ineligible(f"Spark would write a column of type {t} as another type")
+    options = {"algorithm": hashing.get("algorithm", "murmur3"), "hmac_key": hashing.get("hmac_key")}
+    added = []
+    if key_columns:
+        added.append((names[1], hxa.record_key(table, key_columns, **options)))
+    added.append((names[0], hxa.record_hash(table, columns, **options)))
+    for name, hashes in added:
+        table = table.append_column(name, hex_upper(hashes) if as_hex else hashes.cast(pa.binary()))
+    return table
+
+
+def distinct(column: pa.ChunkedArray) -> int:
+    return pc.count_distinct(column).as_py()
+
+
+def collisions(paths: Sequence[str], keys: list[str], hashing: dict[str, Any]) -> tuple[int, list[dict]]:
+    """The collisions of computed hash keys: hash keys shared by business keys that differ.
+
+    Business keys are told apart by the SHA-256 of their canonical encoding (equal exactly when Spark's
+    NULL-safe struct equality holds), so a computed key, a function of the business key, has no
+    inconsistencies; a hash key with several SHA-256 identities is a collision.
+    """
+    table = dataset(paths).to_table(columns=keys)
+    options = {"algorithm": hashing.get("algorithm", "murmur3"), "hmac_key": hashing.get("hmac_key")}
+    hash_keys = hxa.record_key(table, keys, **options)
+    identity = hxa.record_key(table, keys, algorithm="sha256")
+    pairs = pa.table({"hk": hash_keys.cast(pa.binary()), "id": identity.cast(pa.binary()), "row": pa.array(
+        np.arange(table.num_rows))})
+    per_pair = pairs.group_by(["hk", "id"]).aggregate([("row", "min"), ("row", "count")])
+    per_hash = per_pair.group_by("hk").aggregate([("id", "count_distinct"), ("row_count", "sum")])
+    shared = per_hash.filter(pc.greater(per_hash["id_count_distinct"], 1))
+    problems = []
+    for row in shared.sort_by("hk").to_pylist():
+        firsts = per_pair.filter(pc.equal(per_pair["hk"], row["hk"]))["row_min"].to_pylist()
+        business = [tuple(r.values()) for r in table.take(firsts).to_pylist()]
+        problems.append({"kind": "collision", "hash_keys": [row["hk"]],
+                         "business_keys": sorted(business, key=repr), "rows": row["row_count_sum"]})
+    return len(problems), problems
