@@ -81,15 +81,19 @@ def eligibility(args: argparse.Namespace, src: hsources.Source, out_fmt: str | N
         raise Ineligible("; ".join(reasons))
     hio.check_input(src.path)
     paths = files(src)
-    schemas = [pq.read_schema(p) for p in paths]
     if not paths:
         raise Ineligible(f"{src.path} has no data files")
+    try:
+        schemas = [pq.read_schema(p) for p in paths]
+    except (pa.ArrowException, OSError) as error:
+        # Spark reports unreadable input in its own words (an input error).
+        raise Ineligible(f"{src.path} cannot be read as Parquet: {error}") from None
     if any(not s.equals(schemas[0]) for s in schemas[1:]):
         raise Ineligible("the files' schemas differ, and Spark reads one of them")
     names = schemas[0].names
     if len({n.lower() for n in names}) != len(names):
         raise Ineligible("column names differ only in case, which Spark cannot read apart")
-    for p in paths[:1]:
+    for p in paths:
         physical = pq.ParquetFile(p).schema
         if any(physical.column(i).physical_type == "INT96" for i in range(len(physical))):
             raise Ineligible("INT96 timestamps (Spark reads them as TIMESTAMP, pyarrow without a time zone)")
@@ -144,7 +148,7 @@ def group_fingerprints(paths: Sequence[str], columns: list[str], by: list[str], 
                        key: str | None) -> pa.Table:
     groups = hxa.fingerprints_by(dataset(paths).scanner(columns=columns), by, algorithm=algorithm, hmac_key=key)
     # In the order Spark's `orderBy` of the CLI shows them: NULLs first, then ascending.
-    return groups.sort_by([(g, "ascending") for g in by], null_placement="at_start")
+    return groups.sort_by([(g, "ascending", "at_start") for g in by])
 
 
 def hashed(paths: Sequence[str], columns: list[str] | None, key_columns: list[str], names: tuple[str, str],
