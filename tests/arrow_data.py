@@ -47,7 +47,10 @@ def arrow_type(dtype: DataType, strings_as_binary: bool = False) -> pa.DataType 
     if type(dtype) in _ATOMIC:
         return _ATOMIC[type(dtype)]
     if isinstance(dtype, StringType):
-        if str(getattr(dtype, "collation", "UTF8_BINARY")).upper() != "UTF8_BINARY" or type(dtype) is not StringType:
+        if (
+            str(getattr(dtype, "collation", "UTF8_BINARY")).upper() != "UTF8_BINARY"
+            or type(dtype) is not StringType
+        ):
             return None
         return pa.binary() if strings_as_binary else pa.string()
     if isinstance(dtype, DecimalType):
@@ -56,7 +59,10 @@ def arrow_type(dtype: DataType, strings_as_binary: bool = False) -> pa.DataType 
         element = arrow_type(dtype.elementType, strings_as_binary)
         return None if element is None else pa.list_(element)
     if isinstance(dtype, MapType):
-        key, value = arrow_type(dtype.keyType, strings_as_binary), arrow_type(dtype.valueType, strings_as_binary)
+        key, value = (
+            arrow_type(dtype.keyType, strings_as_binary),
+            arrow_type(dtype.valueType, strings_as_binary),
+        )
         # pyarrow refuses a map whose keys are of the null type (keys are never NULL).
         return None if key in (None, pa.null()) or value is None else pa.map_(key, value)
     if isinstance(dtype, StructType):

@@ -40,14 +40,19 @@ def test_the_reference_agrees_on_generated_tables(table):
     ]
     named = [dict(zip(table.column_names, r)) for r in rows]
     by_type = dict(zip(table.column_names, types))
-    assert hxa.record_hash(table, by_name=True).to_pylist() == [ref.record_hash_by_name(r, by_type) for r in named]
+    assert hxa.record_hash(table, by_name=True).to_pylist() == [
+        ref.record_hash_by_name(r, by_type) for r in named
+    ]
     assert hxa.dataset_fingerprint(table) == ref.fingerprint_arrow(table)
 
 
 @settings(max_examples=60, deadline=None)
 @given(
-    parts=st.lists(st.none() | st.text(max_size=6) | st.sampled_from(["  ", " a ", "\u03a3", "A\u03a3.", "stra\u00dfe"]),
-                   min_size=1, max_size=4),
+    parts=st.lists(
+        st.none() | st.text(max_size=6) | st.sampled_from(["  ", " a ", "\u03a3", "A\u03a3.", "stra\u00dfe"]),
+        min_size=1,
+        max_size=4,
+    ),
     trim=st.booleans(),
     case=st.sampled_from([None, "upper", "lower"]),
     empty_as_null=st.booleans(),
@@ -72,7 +77,9 @@ def test_every_physical_form_hashes_like_its_value():
     )
     expected = hxa.record_hash(base)
     list_view = pa.ListViewArray.from_arrays(
-        pa.array([0, 2, 2], pa.int32()), pa.array([2, 0, 0], pa.int32()), pa.array([1, None], pa.int64()),
+        pa.array([0, 2, 2], pa.int32()),
+        pa.array([2, 0, 0], pa.int32()),
+        pa.array([1, None], pa.int64()),
         mask=pa.array([False, True, False]),
     )
     forms = {
@@ -90,7 +97,9 @@ def test_every_physical_form_hashes_like_its_value():
     fixed = pa.table({"b": pa.array([b"abc", None], pa.binary(3))})
     assert hxa.record_hash(fixed) == hxa.record_hash(fixed.cast(pa.schema([("b", pa.binary())])))
     fixed_list = pa.table({"l": pa.array([[1, 2], None, [3, None]], pa.list_(pa.int32(), 2))}).slice(1)
-    assert hxa.record_hash(fixed_list) == hxa.record_hash(fixed_list.cast(pa.schema([("l", pa.list_(pa.int32()))])))
+    assert hxa.record_hash(fixed_list) == hxa.record_hash(
+        fixed_list.cast(pa.schema([("l", pa.list_(pa.int32()))]))
+    )
 
 
 def test_maps_hash_in_any_entry_order_and_nulls_at_every_depth():
@@ -105,18 +114,29 @@ def test_maps_hash_in_any_entry_order_and_nulls_at_every_depth():
 
 def test_arrow_types_read_as_spark_reads_parquet():
     cases = [
-        (pa.array([2**64 - 1, 0], pa.uint64()), pa.array([decimal.Decimal(2**64 - 1), 0], pa.decimal128(20, 0))),
+        (
+            pa.array([2**64 - 1, 0], pa.uint64()),
+            pa.array([decimal.Decimal(2**64 - 1), 0], pa.decimal128(20, 0)),
+        ),
         (pa.array([255], pa.uint8()), pa.array([255], pa.int16())),
-        (pa.array([1, -1], pa.timestamp("s", tz="UTC")), pa.array([10**6, -(10**6)], pa.timestamp("us", tz="UTC"))),
+        (
+            pa.array([1, -1], pa.timestamp("s", tz="UTC")),
+            pa.array([10**6, -(10**6)], pa.timestamp("us", tz="UTC")),
+        ),
         (pa.array([1], pa.timestamp("ms")), pa.array([1000], pa.timestamp("us"))),
         (pa.array([3000, None], pa.timestamp("ns")), pa.array([3, None], pa.timestamp("us"))),
         (pa.array([86_400_000 * 3], pa.date64()), pa.array([3], pa.date32())),
-        (pa.array([decimal.Decimal("1.5")], pa.decimal256(38, 1)), pa.array([decimal.Decimal("1.50")], pa.decimal128(5, 2))),
+        (
+            pa.array([decimal.Decimal("1.5")], pa.decimal256(38, 1)),
+            pa.array([decimal.Decimal("1.50")], pa.decimal128(5, 2)),
+        ),
         (pa.array([None, None], pa.null()), pa.array([None, None], pa.int32())),
         (pa.array([1.5], pa.float32()), pa.array([1.5], pa.float64())),
     ]
     for given_array, same in cases:
-        assert hxa.record_hash(pa.table({"c": given_array})) == hxa.record_hash(pa.table({"c": same})), given_array.type
+        assert hxa.record_hash(pa.table({"c": given_array})) == hxa.record_hash(pa.table({"c": same})), (
+            given_array.type
+        )
     # The schema digest follows the Spark type: INT and BIGINT hash alike per row, not per table.
     assert hxa.dataset_fingerprint(pa.table({"c": pa.array([1], pa.int32())})) != hxa.dataset_fingerprint(
         pa.table({"c": pa.array([1], pa.int64())})
@@ -143,7 +163,9 @@ def test_threads_do_not_change_a_result():
     assert hxa.dataset_fingerprint(table, threads=1) == hxa.dataset_fingerprint(table, threads=2)
     groups = hxa.fingerprints_by(table, "s", threads=2)
     assert groups.num_rows == 7
-    assert groups["fingerprint"][0].as_py() == hxa.dataset_fingerprint(table.filter(pa.compute.equal(table["s"], "0")))
+    assert groups["fingerprint"][0].as_py() == hxa.dataset_fingerprint(
+        table.filter(pa.compute.equal(table["s"], "0"))
+    )
 
 
 @pytest.mark.parametrize(
@@ -162,7 +184,9 @@ def test_threads_do_not_change_a_result():
 def test_types_without_spark_type_are_refused_before_any_output(array, text):
     table = pa.table({"ok": pa.array([None], pa.int8()), "odd col": array})
     for call in (hxa.record_hash, hxa.dataset_fingerprint, lambda t: hxa.record_key(t, ["ok", "odd col"])):
-        with pytest.raises(ValueError, match=r"column 'odd col': Spark has no type for the Arrow type") as error:
+        with pytest.raises(
+            ValueError, match=r"column 'odd col': Spark has no type for the Arrow type"
+        ) as error:
             call(table)
         assert text in str(error.value)
     assert len(hxa.record_hash(table, ["ok"])) == 1
@@ -197,7 +221,9 @@ def test_options_are_checked_as_record_key_with_checks_them():
     for options, error, message in refused:
         with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
             hxa.record_key(table, "k", **options)
-    with pytest.raises(ValueError, match="dataset_fingerprint: algorithm must be one of 'murmur3', 'lthash16'"):
+    with pytest.raises(
+        ValueError, match="dataset_fingerprint: algorithm must be one of 'murmur3', 'lthash16'"
+    ):
         hxa.dataset_fingerprint(table, algorithm="sha256")
     with pytest.raises(ValueError, match="dataset_fingerprint: hmac_key is only for algorithm='lthash16'"):
         hxa.dataset_fingerprint(table, hmac_key="k")
@@ -209,7 +235,9 @@ def test_options_are_checked_as_record_key_with_checks_them():
 def test_columns_are_resolved_as_spark_resolves_names():
     table = pa.table({"id": [1], "Name": ["a"], "dup": [1], "DUP": [2]})
     assert hxa.record_hash(table, ["name", "ID"]) == hxa.record_hash(table, ["Name", "id"])
-    with pytest.raises(ValueError, match=r"record_hash: column 'nmae' is unknown; available columns: id, Name"):
+    with pytest.raises(
+        ValueError, match=r"record_hash: column 'nmae' is unknown; available columns: id, Name"
+    ):
         hxa.record_hash(table, ["nmae"])
     with pytest.raises(ValueError, match="record_hash: column 'Dup' is ambiguous"):
         hxa.record_hash(table, ["Dup"])

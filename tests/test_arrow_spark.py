@@ -35,8 +35,21 @@ def _nan(bits: int) -> float:
     return struct.unpack("<d", struct.pack("<Q", bits))[0]
 
 
-FLOAT_EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, _nan(0x7FF0000000000001), _nan(0xFFF8000000000123),
-               5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1.5, -1.5]
+FLOAT_EDGES = [
+    0.0,
+    -0.0,
+    math.inf,
+    -math.inf,
+    math.nan,
+    _nan(0x7FF0000000000001),
+    _nan(0xFFF8000000000123),
+    5e-324,
+    -5e-324,
+    2.2250738585072014e-308,
+    1.7976931348623157e308,
+    1.5,
+    -1.5,
+]
 FLOAT32_EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.401298464324817e-45, 3.4028234663852886e38, 0.1]
 DAY_MIN, DAY_MAX = -25567, 2932896  # 1900-01-01 .. 9999-12-31
 MICROS_MIN, MICROS_MAX = -2208988800 * 10**6, 253402300799 * 10**6 + 999999
@@ -55,10 +68,28 @@ def _decimals(t: pa.Decimal128Type) -> st.SearchStrategy[decimal.Decimal]:
 
 
 ATOMIC_TYPES = [
-    pa.bool_(), pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
-    pa.float32(), pa.float64(), pa.string(), pa.binary(), pa.date32(), pa.timestamp("us", tz="UTC"),
-    pa.timestamp("us"), pa.timestamp("ms", tz="UTC"), pa.decimal128(38, 0), pa.decimal128(38, 10),
-    pa.decimal128(10, 2), pa.decimal128(5, 5), pa.null(),
+    pa.bool_(),
+    pa.int8(),
+    pa.int16(),
+    pa.int32(),
+    pa.int64(),
+    pa.uint8(),
+    pa.uint16(),
+    pa.uint32(),
+    pa.uint64(),
+    pa.float32(),
+    pa.float64(),
+    pa.string(),
+    pa.binary(),
+    pa.date32(),
+    pa.timestamp("us", tz="UTC"),
+    pa.timestamp("us"),
+    pa.timestamp("ms", tz="UTC"),
+    pa.decimal128(38, 0),
+    pa.decimal128(38, 10),
+    pa.decimal128(10, 2),
+    pa.decimal128(5, 5),
+    pa.null(),
 ]
 KEY_TYPES = [pa.string(), pa.int32(), pa.int64(), pa.date32()]
 
@@ -105,7 +136,9 @@ def non_null(t: pa.DataType) -> st.SearchStrategy:
 def _nested(children: st.SearchStrategy[pa.DataType]) -> st.SearchStrategy[pa.DataType]:
     return st.one_of(
         children.map(pa.list_),
-        st.lists(children, min_size=1, max_size=3).map(lambda ts: pa.struct([(f"f{i}", t) for i, t in enumerate(ts)])),
+        st.lists(children, min_size=1, max_size=3).map(
+            lambda ts: pa.struct([(f"f{i}", t) for i, t in enumerate(ts)])
+        ),
         st.tuples(st.sampled_from(KEY_TYPES), children).map(lambda kv: pa.map_(*kv)),
     )
 
@@ -250,10 +283,14 @@ FIXED = pa.table(
         "at": pa.array([0, -1, None, 10**15, 5], pa.timestamp("us", tz="UTC")),
         "d": pa.array([decimal.Decimal("1.50"), None, decimal.Decimal("-0.01"), 0, 3], pa.decimal128(10, 2)),
         "tags": pa.array([["x"], [], None, [None], ["y", "z"]], pa.list_(pa.string())),
-        "m": pa.array([[("k", 1)], [], None, [("a", None), ("b", 2)], [("b", 2), ("a", None)]],
-                      pa.map_(pa.string(), pa.int32())),
-        "s": pa.array([{"p": 1, "q": None}, None, {"p": None, "q": None}, {"p": 2, "q": "r"}, None],
-                      pa.struct([("p", pa.int16()), ("q", pa.string())])),
+        "m": pa.array(
+            [[("k", 1)], [], None, [("a", None), ("b", 2)], [("b", 2), ("a", None)]],
+            pa.map_(pa.string(), pa.int32()),
+        ),
+        "s": pa.array(
+            [{"p": 1, "q": None}, None, {"p": None, "q": None}, {"p": 2, "q": "r"}, None],
+            pa.struct([("p", pa.int16()), ("q", pa.string())]),
+        ),
     }
 )
 
@@ -280,7 +317,10 @@ def test_names_with_dots_spaces_backticks_and_case(fixed):
     assert _hexes(hxa.record_hash(FIXED, by_name=True)) == fixed["by_name"]
     assert hxa.dataset_fingerprint(FIXED) == fixed["fingerprint"]
     # A name typed in another case resolves to the column, which goes by the schema's spelling.
-    assert _hexes(hxa.record_hash(FIXED, [n.upper() for n in FIXED.column_names], by_name=True)) == fixed["by_name"]
+    assert (
+        _hexes(hxa.record_hash(FIXED, [n.upper() for n in FIXED.column_names], by_name=True))
+        == fixed["by_name"]
+    )
 
 
 def test_a_parquet_dataset_streams_as_spark_reads_it(fixed):
@@ -289,8 +329,9 @@ def test_a_parquet_dataset_streams_as_spark_reads_it(fixed):
     dataset = ds.dataset(fixed["path"])
     assert hxa.dataset_fingerprint(dataset) == fixed["fingerprint"]
     assert hxa.dataset_fingerprint(dataset.scanner(batch_size=1)) == fixed["fingerprint"]
-    assert _hexes(hxa.record_hash(pq.ParquetFile(fixed["path"]).iter_batches(batch_size=2).__next__())) == (
-        fixed["hashes"][:2]
+    assert (
+        _hexes(hxa.record_hash(pq.ParquetFile(fixed["path"]).iter_batches(batch_size=2).__next__()))
+        == (fixed["hashes"][:2])
     )
 
 
@@ -328,7 +369,9 @@ def test_pandas_input_as_spark_reads_its_parquet(spark, tmp_path):
             "id": [1, 2, 3],
             "x": [0.5, float("nan"), -0.0],
             "s": ["a", None, "c"],
-            "when": pd.to_datetime(["2024-01-01 10:00:00.000001", None, "1969-12-31 23:59:59"], format="ISO8601"),
+            "when": pd.to_datetime(
+                ["2024-01-01 10:00:00.000001", None, "1969-12-31 23:59:59"], format="ISO8601"
+            ),
             "c": pd.Categorical(["p", "q", "p"]),
         }
     )
@@ -341,11 +384,15 @@ def test_fingerprints_by_groups_as_spark(fixed):
     for by in (["x`y"], ["Name.with dots", "id"], ["s"]):
         spark_groups = hx.fingerprints_by(fixed["df"], *by).collect()
         ours = hxa.fingerprints_by(FIXED, by)
-        assert sorted(ours.column("fingerprint").to_pylist()) == sorted(r["fingerprint"] for r in spark_groups), by
+        assert sorted(ours.column("fingerprint").to_pylist()) == sorted(
+            r["fingerprint"] for r in spark_groups
+        ), by
         for algorithm in ("lthash16",):
             spark_lt = hx.fingerprints_by(fixed["df"], *by, algorithm=algorithm).collect()
             ours_lt = hxa.fingerprints_by(FIXED, by, algorithm=algorithm, threads=1)
-            assert sorted(ours_lt.column("fingerprint").to_pylist()) == sorted(r["fingerprint"] for r in spark_lt)
+            assert sorted(ours_lt.column("fingerprint").to_pylist()) == sorted(
+                r["fingerprint"] for r in spark_lt
+            )
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,9 @@ TABLE = pa.table(
         "id": pa.array([1, 2, 3, 4, 4], pa.int64()),
         "name": pa.array(["a", None, "x,y", "\u00e9", "\u00e9"]),
         "amount": pa.array([1.5, None, -0.0, 2.0, 2.0]),
-        "day": pa.array([datetime.date(2024, 1, 1), None, datetime.date(1969, 12, 31)] + [datetime.date(2024, 2, 29)] * 2),
+        "day": pa.array(
+            [datetime.date(2024, 1, 1), None, datetime.date(1969, 12, 31)] + [datetime.date(2024, 2, 29)] * 2
+        ),
         "ts": pa.array([0, None, -1, 10**15, 10**15], pa.timestamp("us", tz="UTC")),
         "price": pa.array([decimal.Decimal("1.50"), None, 0, 3, 3], pa.decimal128(10, 2)),
         "tags": pa.array([["x"], [], None, ["y"], ["y"]], pa.list_(pa.string())),
@@ -61,12 +63,14 @@ def test_fingerprints_are_sparks(spark, files, capsys):
     status, report = _run(capsys, "fingerprint", files["rows"])
     assert (status, report["engine"], report["rows"]) == (0, "arrow", 5)
     assert report["fingerprint"] == hx.dataset_fingerprint(df)
-    status, report = _run(capsys, "fingerprint", files["parts"], "--exclude", "tags", "--algorithm", "lthash16")
+    status, report = _run(
+        capsys, "fingerprint", files["parts"], "--exclude", "tags", "--algorithm", "lthash16"
+    )
     assert report["fingerprint"] == hx.dataset_fingerprint(df.drop("tags"), algorithm="lthash16")
     status, report = _run(capsys, "fingerprint", files["rows"], "--by", "NAME", "--limit", "10")
     expected = {r["name"]: r["fingerprint"] for r in hx.fingerprints_by(df, "name").collect()}
     assert {g["group"]["name"]: g["fingerprint"] for g in report["fingerprints"]} == expected
-    assert [g["group"]["name"] for g in report["fingerprints"]][0] is None  # NULLs first, as orderBy
+    assert report["fingerprints"][0]["group"]["name"] is None  # NULLs first, as orderBy
     status, report = _run(capsys, "fingerprint", files["rows"], "--expect", "hx1:" + "0" * 64)
     assert (status, report["matches"]) == (1, False)
 
@@ -75,7 +79,7 @@ def test_a_secret_comes_from_the_environment(spark, files, capsys, monkeypatch):
     from spark_conf import TEST_SECRETS
 
     monkeypatch.setenv("HASHEXPR_SECRET_PII", TEST_SECRETS["pii"])
-    status, report = _run(capsys, "fingerprint", files["rows"], "--algorithm", "lthash16", "--secret", "pii")
+    _, report = _run(capsys, "fingerprint", files["rows"], "--algorithm", "lthash16", "--secret", "pii")
     df = spark.read.parquet(str(files["rows"]))
     assert report["fingerprint"] == hx.dataset_fingerprint(df, algorithm="lthash16", secret="pii")
 
@@ -86,8 +90,17 @@ def test_hash_writes_what_spark_writes(spark, files, tmp_path, capsys, monkeypat
     monkeypatch.setenv("HASHEXPR_SECRET_PII", TEST_SECRETS["pii"])
     out = tmp_path / "hashed.parquet"
     status, report = _run(
-        capsys, "hash", files["parts"], "--out", out, "--key", "id,name", "--algorithm", "hmac-sha256",
-        "--secret", "pii",
+        capsys,
+        "hash",
+        files["parts"],
+        "--out",
+        out,
+        "--key",
+        "id,name",
+        "--algorithm",
+        "hmac-sha256",
+        "--secret",
+        "pii",
     )
     assert (status, report["engine"], report["rows"], report["distinct_hashes"]) == (0, "arrow", 5, 4)
     df = spark.read.parquet(str(files["rows"]))
@@ -122,7 +135,9 @@ def test_auto_takes_spark_where_the_engine_would_differ(files, capsys):
     status = main(["fingerprint", str(files["rows"]), "--engine", "arrow", "--schema", "id BIGINT"])
     assert status == 2
     assert "--schema" in capsys.readouterr().err
-    status = main(["collisions", str(files["rows"]), "--key", "id", "--hash-col", "name", "--engine", "arrow"])
+    status = main(
+        ["collisions", str(files["rows"]), "--key", "id", "--hash-col", "name", "--engine", "arrow"]
+    )
     assert status == 2
 
 

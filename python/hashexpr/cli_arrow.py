@@ -44,7 +44,8 @@ def _spark_writes_as_read(t: pa.DataType) -> bool:
     return (
         types.is_boolean(t)
         or types.is_signed_integer(t)
-        or types.is_floating(t) and not types.is_float16(t)
+        or types.is_floating(t)
+        and not types.is_float16(t)
         or types.is_decimal128(t)
         or types.is_string(t)
         or types.is_binary(t)
@@ -119,17 +120,21 @@ def hex_upper(hashes: pa.FixedSizeBinaryArray) -> pa.StringArray:
     """Hashes as upper-case hex strings, as SQL ``hex()`` writes them (NULL stays NULL)."""
     width = hashes.type.byte_width
     digits = np.frombuffer(b"0123456789ABCDEF", np.uint8)
-    data = np.frombuffer(hashes.buffers()[1], np.uint8)[hashes.offset * width : (hashes.offset + len(hashes)) * width]
+    data = np.frombuffer(hashes.buffers()[1], np.uint8)[
+        hashes.offset * width : (hashes.offset + len(hashes)) * width
+    ]
     text = np.empty(data.size * 2, np.uint8)
     text[0::2], text[1::2] = digits[data >> 4], digits[data & 15]
     offsets = pa.array(np.arange(len(hashes) + 1, dtype=np.int32) * (2 * width))
     validity = hashes.buffers()[0] if hashes.null_count else None
-    return pa.StringArray.from_buffers(len(hashes), offsets.buffers()[1], pa.py_buffer(text.tobytes()), validity,
-                                       hashes.null_count, 0)
+    return pa.StringArray.from_buffers(
+        len(hashes), offsets.buffers()[1], pa.py_buffer(text.tobytes()), validity, hashes.null_count, 0
+    )
 
 
 def write_parquet(table: pa.Table, out: str, mode: str) -> None:
     """``table`` as a directory of one part file, moved into place only once complete (as Spark's outputs)."""
+
     def write_into(staging: str) -> None:
         os.makedirs(staging)
         pq.write_table(table, os.path.join(staging, "part-00000.snappy.parquet"), compression="snappy")
@@ -144,15 +149,24 @@ def fingerprint(paths: Sequence[str], columns: list[str], algorithm: str, key: s
     return rows, hxa.dataset_fingerprint(data.scanner(columns=columns), algorithm=algorithm, hmac_key=key)
 
 
-def group_fingerprints(paths: Sequence[str], columns: list[str], by: list[str], algorithm: str,
-                       key: str | None) -> pa.Table:
-    groups = hxa.fingerprints_by(dataset(paths).scanner(columns=columns), by, algorithm=algorithm, hmac_key=key)
+def group_fingerprints(
+    paths: Sequence[str], columns: list[str], by: list[str], algorithm: str, key: str | None
+) -> pa.Table:
+    groups = hxa.fingerprints_by(
+        dataset(paths).scanner(columns=columns), by, algorithm=algorithm, hmac_key=key
+    )
     # In the order Spark's `orderBy` of the CLI shows them: NULLs first, then ascending.
     return groups.sort_by([(g, "ascending", "at_start") for g in by])
 
 
-def hashed(paths: Sequence[str], columns: list[str] | None, key_columns: list[str], names: tuple[str, str],
-           as_hex: bool, hashing: dict[str, Any]) -> pa.Table:
+def hashed(
+    paths: Sequence[str],
+    columns: list[str] | None,
+    key_columns: list[str],
+    names: tuple[str, str],
+    as_hex: bool,
+    hashing: dict[str, Any],
+) -> pa.Table:
     table = dataset(paths).to_table()
     for t in table.schema.types:
         if not _spark_writes_as_read(t):
@@ -182,8 +196,13 @@ def collisions(paths: Sequence[str], keys: list[str], hashing: dict[str, Any]) -
     options = {"algorithm": hashing.get("algorithm", "murmur3"), "hmac_key": hashing.get("hmac_key")}
     hash_keys = hxa.record_key(table, keys, **options)
     identity = hxa.record_key(table, keys, algorithm="sha256")
-    pairs = pa.table({"hk": hash_keys.cast(pa.binary()), "id": identity.cast(pa.binary()), "row": pa.array(
-        np.arange(table.num_rows))})
+    pairs = pa.table(
+        {
+            "hk": hash_keys.cast(pa.binary()),
+            "id": identity.cast(pa.binary()),
+            "row": pa.array(np.arange(table.num_rows)),
+        }
+    )
     per_pair = pairs.group_by(["hk", "id"]).aggregate([("row", "min"), ("row", "count")])
     per_hash = per_pair.group_by("hk").aggregate([("id", "count_distinct"), ("row_count", "sum")])
     shared = per_hash.filter(pc.greater(per_hash["id_count_distinct"], 1))
@@ -191,6 +210,12 @@ def collisions(paths: Sequence[str], keys: list[str], hashing: dict[str, Any]) -
     for row in shared.sort_by("hk").to_pylist():
         firsts = per_pair.filter(pc.equal(per_pair["hk"], row["hk"]))["row_min"].to_pylist()
         business = [tuple(r.values()) for r in table.take(firsts).to_pylist()]
-        problems.append({"kind": "collision", "hash_keys": [row["hk"]],
-                         "business_keys": sorted(business, key=repr), "rows": row["row_count_sum"]})
+        problems.append(
+            {
+                "kind": "collision",
+                "hash_keys": [row["hk"]],
+                "business_keys": sorted(business, key=repr),
+                "rows": row["row_count_sum"],
+            }
+        )
     return len(problems), problems

@@ -71,7 +71,10 @@ def register(
 
     # DuckDB reads the parameter count from the signature.
     hashed.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(a, inspect.Parameter.POSITIONAL_ONLY) for a in map("a{}".format, range(len(types)))]
+        [
+            inspect.Parameter(a, inspect.Parameter.POSITIONAL_ONLY)
+            for a in map("a{}".format, range(len(types)))
+        ]
     )
     # NULLs reach the function (DuckDB's default answers NULL for any NULL argument without calling it).
     connection.create_function(name, hashed, types, "BLOB", type="arrow", null_handling="special")

@@ -45,8 +45,16 @@ def _named(function: str) -> Iterator[None]:
         raise ValueError(f"{function}: {message}") from None
 
 
-def _hash(data: Any, columns: Columns, function: str, kind: str, algorithm: str, hmac_key: Any, threads: Any,
-          key: tuple[str, bool, str | None, bool, str] = ("", False, None, False, "hash")) -> pa.Array:
+def _hash(
+    data: Any,
+    columns: Columns,
+    function: str,
+    kind: str,
+    algorithm: str,
+    hmac_key: Any,
+    threads: Any,
+    key: tuple[str, bool, str | None, bool, str] = ("", False, None, False, "hash"),
+) -> pa.Array:
     key_bytes = hmac_key_bytes(algorithm, hmac_key, function)
     threads = check_threads(threads, function)
     batches, rows = reader(data, function)
@@ -167,7 +175,14 @@ def record_key(
     if columns is None or (not isinstance(columns, str) and len(columns) == 0):
         raise ValueError("record_key needs at least one key column")
     return _hash(
-        data, columns, "record_key", "key", algorithm, hmac_key, threads, (salt, trim, case, empty_as_null, null_key)
+        data,
+        columns,
+        "record_key",
+        "key",
+        algorithm,
+        hmac_key,
+        threads,
+        (salt, trim, case, empty_as_null, null_key),
     )
 
 
@@ -263,7 +278,9 @@ def fingerprints_by(
     if isinstance(by, str):
         by = [by]
     if not by:
-        raise ValueError("fingerprints_by needs at least one grouping column; use dataset_fingerprint for all rows")
+        raise ValueError(
+            "fingerprints_by needs at least one grouping column; use dataset_fingerprint for all rows"
+        )
     key_bytes = hmac_key_bytes(algorithm, hmac_key, function, ("murmur3", "lthash16"))
     threads = check_threads(threads, function)
     batches, _ = reader(data, function)
@@ -272,7 +289,9 @@ def fingerprints_by(
     group_schema = pa.schema([batches.schema.field(i) for i in grouping])
     firsts = []
     with _named(function):
-        groups = native().GroupFingerprints(batches.schema, positions, grouping, algorithm, key_bytes, threads)
+        groups = native().GroupFingerprints(
+            batches.schema, positions, grouping, algorithm, key_bytes, threads
+        )
         for batch in batches:
             starts = groups.update(batch)
             if starts:

@@ -46,7 +46,9 @@ def reader(data: Any, function: str) -> tuple[pa.RecordBatchReader, int | None]:
     )
 
 
-def resolve(schema: pa.Schema, requested: Sequence[str] | str | None, function: str, what: str = "column") -> list[int]:
+def resolve(
+    schema: pa.Schema, requested: Sequence[str] | str | None, function: str, what: str = "column"
+) -> list[int]:
     """Return the positions of the ``requested`` columns (every column for ``None``), as Spark resolves names.
 
     A name matches a column exactly, or else the one column whose name equals it ignoring case.

@@ -12,10 +12,14 @@ _CASES = ("upper", "lower")
 _OPTION_BLANKS = "".join(map(chr, range(0x21)))
 
 
-def hmac_key_bytes(algorithm: str, hmac_key: Any, function: str, algorithms: tuple[str, ...] = ALGORITHMS) -> bytes | None:
+def hmac_key_bytes(
+    algorithm: str, hmac_key: Any, function: str, algorithms: tuple[str, ...] = ALGORITHMS
+) -> bytes | None:
     """The HMAC key's bytes (a ``str`` as UTF-8, as Spark takes its conf's value), checked against ``algorithm``."""
     if algorithm not in algorithms:
-        raise ValueError(f"{function}: algorithm must be one of {', '.join(map(repr, algorithms))}, got {algorithm!r}")
+        raise ValueError(
+            f"{function}: algorithm must be one of {', '.join(map(repr, algorithms))}, got {algorithm!r}"
+        )
     keyed = "hmac-sha256" if "hmac-sha256" in algorithms else "lthash16"
     if hmac_key is None:
         if algorithm == "hmac-sha256":
@@ -32,7 +36,9 @@ def hmac_key_bytes(algorithm: str, hmac_key: Any, function: str, algorithms: tup
         try:
             key = hmac_key.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError(f"{function}: hmac_key has a lone surrogate, which UTF-8 cannot encode") from None
+            raise ValueError(
+                f"{function}: hmac_key has a lone surrogate, which UTF-8 cannot encode"
+            ) from None
     elif isinstance(hmac_key, (bytes, bytearray, memoryview)):
         key = bytes(hmac_key)
     else:
@@ -65,7 +71,9 @@ def check_key_options(salt: Any, trim: Any, case: Any, empty_as_null: Any, null_
     try:
         salt.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"record_key: salt {salt!r} has a lone surrogate, which UTF-8 cannot encode") from None
+        raise ValueError(
+            f"record_key: salt {salt!r} has a lone surrogate, which UTF-8 cannot encode"
+        ) from None
     return salt
 
 
