@@ -30,15 +30,38 @@ fn table() -> &'static CaseTable {
 }
 
 fn parse(text: &str) -> CaseTable {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-    assert_eq!(lines.first(), Some(&"unicode 14.0.0"), "the case table is damaged");
-    assert_eq!(lines.last().copied(), Some(format!("end {}", lines.len() - 2).as_str()), "the case table is damaged");
-    let mut table = CaseTable { upper: Vec::new(), lower: Vec::new(), cased: Vec::new(), ignorable: Vec::new() };
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        lines.first(),
+        Some(&"unicode 14.0.0"),
+        "the case table is damaged"
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some(format!("end {}", lines.len() - 2).as_str()),
+        "the case table is damaged"
+    );
+    let mut table = CaseTable {
+        upper: Vec::new(),
+        lower: Vec::new(),
+        cased: Vec::new(),
+        ignorable: Vec::new(),
+    };
     for line in &lines[1..lines.len() - 1] {
         let mut fields = line.split(' ');
         let kind = fields.next().unwrap();
-        let numbers: Vec<u32> = fields.map(|f| u32::from_str_radix(f, 16).expect("a hex code point")).collect();
-        let mapping = || numbers[1..].iter().map(|&c| char::from_u32(c).expect("a code point")).collect();
+        let numbers: Vec<u32> = fields
+            .map(|f| u32::from_str_radix(f, 16).expect("a hex code point"))
+            .collect();
+        let mapping = || {
+            numbers[1..]
+                .iter()
+                .map(|&c| char::from_u32(c).expect("a code point"))
+                .collect()
+        };
         match kind {
             "U" => table.upper.push((numbers[0], mapping())),
             "L" => table.lower.push((numbers[0], mapping())),
@@ -113,9 +136,14 @@ pub fn case_map(data: &[u8], case: Case) -> Vec<u8> {
     for (i, unit) in units.iter().enumerate() {
         match *unit {
             Unit::Byte(b) => out.push(b),
-            Unit::Char(CAPITAL_SIGMA) if case == Case::Lower => {
-                push_char(&mut out, if is_final_sigma(&units, i, table) { FINAL_SIGMA } else { SMALL_SIGMA })
-            }
+            Unit::Char(CAPITAL_SIGMA) if case == Case::Lower => push_char(
+                &mut out,
+                if is_final_sigma(&units, i, table) {
+                    FINAL_SIGMA
+                } else {
+                    SMALL_SIGMA
+                },
+            ),
             Unit::Char(c) => push_mapped(&mut out, mappings, c),
         }
     }
@@ -169,9 +197,15 @@ mod tests {
     fn keeps_bytes_that_are_not_utf8() {
         assert_eq!(case_map(b"a\xff", Case::Upper), b"A\xff");
         // An invalid byte is neither Cased nor Case_Ignorable: after it, a sigma is not final.
-        assert_eq!(case_map("\u{391}\u{3a3}".as_bytes(), Case::Lower), "\u{3b1}\u{3c2}".as_bytes());
+        assert_eq!(
+            case_map("\u{391}\u{3a3}".as_bytes(), Case::Lower),
+            "\u{3b1}\u{3c2}".as_bytes()
+        );
         let mut data = b"\xff".to_vec();
         data.extend_from_slice("\u{3a3}".as_bytes());
-        assert_eq!(case_map(&data, Case::Lower), [b"\xff".as_slice(), "\u{3c3}".as_bytes()].concat());
+        assert_eq!(
+            case_map(&data, Case::Lower),
+            [b"\xff".as_slice(), "\u{3c3}".as_bytes()].concat()
+        );
     }
 }

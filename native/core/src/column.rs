@@ -49,7 +49,10 @@ pub struct Scratch {
 impl Scratch {
     /// Buffers for encoding under an algorithm whose maps are sums (`sorted_maps` false) or sorted digests.
     pub fn new(sorted_maps: bool) -> Self {
-        Self { sorted_maps, ..Self::default() }
+        Self {
+            sorted_maps,
+            ..Self::default()
+        }
     }
 }
 
@@ -116,24 +119,48 @@ impl Node {
             DataType::Null => Self::Null,
             DataType::Boolean => Self::Boolean(nulls, array.as_boolean().values().clone()),
             DataType::Int8 => Self::Int8(nulls, array.as_primitive::<Int8Type>().values().clone()),
-            DataType::Int16 => Self::Int16(nulls, array.as_primitive::<Int16Type>().values().clone()),
-            DataType::Int32 => Self::Int32(nulls, array.as_primitive::<Int32Type>().values().clone()),
-            DataType::Int64 => Self::Int64(nulls, array.as_primitive::<Int64Type>().values().clone()),
-            DataType::UInt8 => Self::UInt8(nulls, array.as_primitive::<UInt8Type>().values().clone()),
-            DataType::UInt16 => Self::UInt16(nulls, array.as_primitive::<UInt16Type>().values().clone()),
-            DataType::UInt32 => Self::UInt32(nulls, array.as_primitive::<UInt32Type>().values().clone()),
-            DataType::UInt64 => Self::UInt64(nulls, array.as_primitive::<UInt64Type>().values().clone()),
-            DataType::Float32 => Self::Float32(nulls, array.as_primitive::<Float32Type>().values().clone()),
-            DataType::Float64 => Self::Float64(nulls, array.as_primitive::<Float64Type>().values().clone()),
-            DataType::Decimal32(_, s) => {
-                Self::Decimal32(nulls, array.as_primitive::<Decimal32Type>().values().clone(), *s)
+            DataType::Int16 => {
+                Self::Int16(nulls, array.as_primitive::<Int16Type>().values().clone())
             }
-            DataType::Decimal64(_, s) => {
-                Self::Decimal64(nulls, array.as_primitive::<Decimal64Type>().values().clone(), *s)
+            DataType::Int32 => {
+                Self::Int32(nulls, array.as_primitive::<Int32Type>().values().clone())
             }
-            DataType::Decimal128(_, s) => {
-                Self::Decimal128(nulls, array.as_primitive::<Decimal128Type>().values().clone(), *s)
+            DataType::Int64 => {
+                Self::Int64(nulls, array.as_primitive::<Int64Type>().values().clone())
             }
+            DataType::UInt8 => {
+                Self::UInt8(nulls, array.as_primitive::<UInt8Type>().values().clone())
+            }
+            DataType::UInt16 => {
+                Self::UInt16(nulls, array.as_primitive::<UInt16Type>().values().clone())
+            }
+            DataType::UInt32 => {
+                Self::UInt32(nulls, array.as_primitive::<UInt32Type>().values().clone())
+            }
+            DataType::UInt64 => {
+                Self::UInt64(nulls, array.as_primitive::<UInt64Type>().values().clone())
+            }
+            DataType::Float32 => {
+                Self::Float32(nulls, array.as_primitive::<Float32Type>().values().clone())
+            }
+            DataType::Float64 => {
+                Self::Float64(nulls, array.as_primitive::<Float64Type>().values().clone())
+            }
+            DataType::Decimal32(_, s) => Self::Decimal32(
+                nulls,
+                array.as_primitive::<Decimal32Type>().values().clone(),
+                *s,
+            ),
+            DataType::Decimal64(_, s) => Self::Decimal64(
+                nulls,
+                array.as_primitive::<Decimal64Type>().values().clone(),
+                *s,
+            ),
+            DataType::Decimal128(_, s) => Self::Decimal128(
+                nulls,
+                array.as_primitive::<Decimal128Type>().values().clone(),
+                *s,
+            ),
             DataType::Decimal256(p, s) => {
                 let values = array.as_primitive::<Decimal256Type>().values().clone();
                 for (row, value) in values.iter().enumerate() {
@@ -169,13 +196,18 @@ impl Node {
                 let a = array.as_binary_view();
                 Self::View(BINARY, nulls, a.views().clone(), a.data_buffers().to_vec())
             }
-            DataType::FixedSizeBinary(_) => Self::FixedBytes(nulls, array.as_fixed_size_binary().clone()),
-            DataType::Date32 => Self::Date32(nulls, array.as_primitive::<Date32Type>().values().clone()),
+            DataType::FixedSizeBinary(_) => {
+                Self::FixedBytes(nulls, array.as_fixed_size_binary().clone())
+            }
+            DataType::Date32 => {
+                Self::Date32(nulls, array.as_primitive::<Date32Type>().values().clone())
+            }
             DataType::Date64 => {
                 let values = array.as_primitive::<Date64Type>().values().clone();
                 for (row, &ms) in values.iter().enumerate() {
                     if nulls.is_valid(row)
-                        && (ms % MICROS_PER_DAY_MS != 0 || i32::try_from(ms / MICROS_PER_DAY_MS).is_err())
+                        && (ms % MICROS_PER_DAY_MS != 0
+                            || i32::try_from(ms / MICROS_PER_DAY_MS).is_err())
                     {
                         return Err(Error::invalid(format!(
                             "the date64 value {ms} ms is not a whole day that a DATE holds"
@@ -185,27 +217,55 @@ impl Node {
                 Self::Date64(nulls, values)
             }
             DataType::Timestamp(unit, tz) => {
-                let tag = if tz.is_some() { TIMESTAMP } else { TIMESTAMP_NTZ };
+                let tag = if tz.is_some() {
+                    TIMESTAMP
+                } else {
+                    TIMESTAMP_NTZ
+                };
                 let values = match unit {
-                    TimeUnit::Second => array.as_primitive::<TimestampSecondType>().values().clone(),
-                    TimeUnit::Millisecond => array.as_primitive::<TimestampMillisecondType>().values().clone(),
-                    TimeUnit::Microsecond => array.as_primitive::<TimestampMicrosecondType>().values().clone(),
-                    TimeUnit::Nanosecond => array.as_primitive::<TimestampNanosecondType>().values().clone(),
+                    TimeUnit::Second => {
+                        array.as_primitive::<TimestampSecondType>().values().clone()
+                    }
+                    TimeUnit::Millisecond => array
+                        .as_primitive::<TimestampMillisecondType>()
+                        .values()
+                        .clone(),
+                    TimeUnit::Microsecond => array
+                        .as_primitive::<TimestampMicrosecondType>()
+                        .values()
+                        .clone(),
+                    TimeUnit::Nanosecond => array
+                        .as_primitive::<TimestampNanosecondType>()
+                        .values()
+                        .clone(),
                 };
                 check_timestamps(&nulls, &values, unit)?;
                 Self::Timestamp(tag, nulls, values, *unit)
             }
             DataType::List(_) => {
                 let a = array.as_list::<i32>();
-                Self::List(nulls, a.offsets().clone(), Box::new(Self::build(a.values())?))
+                Self::List(
+                    nulls,
+                    a.offsets().clone(),
+                    Box::new(Self::build(a.values())?),
+                )
             }
             DataType::LargeList(_) => {
                 let a = array.as_list::<i64>();
-                Self::LargeList(nulls, a.offsets().clone(), Box::new(Self::build(a.values())?))
+                Self::LargeList(
+                    nulls,
+                    a.offsets().clone(),
+                    Box::new(Self::build(a.values())?),
+                )
             }
             DataType::ListView(_) => {
                 let a = array.as_list_view::<i32>();
-                Self::ListView(nulls, a.offsets().clone(), a.sizes().clone(), Box::new(Self::build(a.values())?))
+                Self::ListView(
+                    nulls,
+                    a.offsets().clone(),
+                    a.sizes().clone(),
+                    Box::new(Self::build(a.values())?),
+                )
             }
             DataType::LargeListView(_) => {
                 let a = array.as_list_view::<i64>();
@@ -224,7 +284,9 @@ impl Node {
             DataType::Map(_, _) => {
                 let a = array.as_map();
                 if a.keys().null_count() > 0 {
-                    return Err(Error::invalid("a map key is NULL, which Spark's maps cannot hold"));
+                    return Err(Error::invalid(
+                        "a map key is NULL, which Spark's maps cannot hold",
+                    ));
                 }
                 Self::Map(
                     nulls,
@@ -235,7 +297,12 @@ impl Node {
             }
             DataType::Struct(_) => Self::Struct(
                 nulls,
-                array.as_struct().columns().iter().map(Self::build).collect::<Result<_, _>>()?,
+                array
+                    .as_struct()
+                    .columns()
+                    .iter()
+                    .map(Self::build)
+                    .collect::<Result<_, _>>()?,
             ),
             DataType::Dictionary(key_type, _) => {
                 let dictionary = array.as_any_dictionary();
@@ -257,7 +324,9 @@ impl Node {
     pub fn is_null(&self, row: usize) -> bool {
         match self {
             Self::Null => true,
-            Self::Dictionary(nulls, keys, values) => nulls.is_null(row) || values.is_null(keys[row]),
+            Self::Dictionary(nulls, keys, values) => {
+                nulls.is_null(row) || values.is_null(keys[row])
+            }
             Self::Boolean(n, _)
             | Self::Int8(n, _)
             | Self::Int16(n, _)
@@ -295,9 +364,15 @@ impl Node {
     #[inline]
     pub fn string_value(&self, row: usize) -> Option<&[u8]> {
         match self {
-            Self::Bytes(STRING, n, offsets, data) if n.is_valid(row) => Some(slice32(offsets, data, row)),
-            Self::LargeBytes(STRING, n, offsets, data) if n.is_valid(row) => Some(slice64(offsets, data, row)),
-            Self::View(STRING, n, views, buffers) if n.is_valid(row) => Some(view_bytes(views, row, buffers)),
+            Self::Bytes(STRING, n, offsets, data) if n.is_valid(row) => {
+                Some(slice32(offsets, data, row))
+            }
+            Self::LargeBytes(STRING, n, offsets, data) if n.is_valid(row) => {
+                Some(slice64(offsets, data, row))
+            }
+            Self::View(STRING, n, views, buffers) if n.is_valid(row) => {
+                Some(view_bytes(views, row, buffers))
+            }
             Self::Dictionary(n, keys, values) if n.is_valid(row) => values.string_value(keys[row]),
             _ => None,
         }
@@ -328,8 +403,12 @@ impl Node {
             Self::Decimal128(_, v, s) => put_decimal(out, v[row], *s),
             Self::Decimal256(_, v, s) => put_decimal(out, v[row].as_i128(), *s),
             Self::Bytes(tag, _, offsets, data) => put_bytes(out, *tag, slice32(offsets, data, row)),
-            Self::LargeBytes(tag, _, offsets, data) => put_bytes(out, *tag, slice64(offsets, data, row)),
-            Self::View(tag, _, views, buffers) => put_bytes(out, *tag, view_bytes(views, row, buffers)),
+            Self::LargeBytes(tag, _, offsets, data) => {
+                put_bytes(out, *tag, slice64(offsets, data, row))
+            }
+            Self::View(tag, _, views, buffers) => {
+                put_bytes(out, *tag, view_bytes(views, row, buffers))
+            }
             Self::FixedBytes(_, a) => put_bytes(out, BINARY, a.value(row)),
             Self::Date32(_, v) => put_i32(out, DATE, v[row]),
             Self::Date64(_, v) => put_i32(out, DATE, (v[row] / MICROS_PER_DAY_MS) as i32),
@@ -350,7 +429,9 @@ impl Node {
                 let start = offsets[row] as usize;
                 encode_elements(child, start..start + sizes[row] as usize, out, scratch);
             }
-            Self::FixedList(_, size, child) => encode_elements(child, row * size..(row + 1) * size, out, scratch),
+            Self::FixedList(_, size, child) => {
+                encode_elements(child, row * size..(row + 1) * size, out, scratch)
+            }
             Self::Map(_, offsets, keys, values) => {
                 let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
                 encode_map(keys, values, start..end, out, scratch);
@@ -404,7 +485,11 @@ fn micros(value: i64, unit: &TimeUnit) -> i64 {
     }
 }
 
-fn check_timestamps(nulls: &Nulls, values: &ScalarBuffer<i64>, unit: &TimeUnit) -> Result<(), Error> {
+fn check_timestamps(
+    nulls: &Nulls,
+    values: &ScalarBuffer<i64>,
+    unit: &TimeUnit,
+) -> Result<(), Error> {
     let (factor, name) = match unit {
         TimeUnit::Second => (1_000_000, "s"),
         TimeUnit::Millisecond => (1_000, "ms"),
@@ -430,8 +515,17 @@ fn check_timestamps(nulls: &Nulls, values: &ScalarBuffer<i64>, unit: &TimeUnit) 
     Ok(())
 }
 
-fn dictionary_keys(keys: &dyn Array, key_type: &DataType, nulls: &Nulls, len: usize) -> Result<Vec<usize>, Error> {
-    fn collect<T: Copy + TryInto<usize>>(values: &[T], nulls: &Nulls, len: usize) -> Result<Vec<usize>, Error> {
+fn dictionary_keys(
+    keys: &dyn Array,
+    key_type: &DataType,
+    nulls: &Nulls,
+    len: usize,
+) -> Result<Vec<usize>, Error> {
+    fn collect<T: Copy + TryInto<usize>>(
+        values: &[T],
+        nulls: &Nulls,
+        len: usize,
+    ) -> Result<Vec<usize>, Error> {
         values
             .iter()
             .enumerate()
@@ -439,7 +533,9 @@ fn dictionary_keys(keys: &dyn Array, key_type: &DataType, nulls: &Nulls, len: us
                 Ok(k) if k < len => Ok(k),
                 // A NULL row's key is never read: any value will do.
                 _ if nulls.is_null(row) => Ok(0),
-                _ => Err(Error::invalid(format!("dictionary key at row {row} is outside its {len} values"))),
+                _ => Err(Error::invalid(format!(
+                    "dictionary key at row {row} is outside its {len} values"
+                ))),
             })
             .collect()
     }
@@ -452,12 +548,19 @@ fn dictionary_keys(keys: &dyn Array, key_type: &DataType, nulls: &Nulls, len: us
         DataType::UInt16 => collect(keys.as_primitive::<UInt16Type>().values(), nulls, len),
         DataType::UInt32 => collect(keys.as_primitive::<UInt32Type>().values(), nulls, len),
         DataType::UInt64 => collect(keys.as_primitive::<UInt64Type>().values(), nulls, len),
-        other => Err(Error::invalid(format!("a dictionary cannot have {other} keys"))),
+        other => Err(Error::invalid(format!(
+            "a dictionary cannot have {other} keys"
+        ))),
     }
 }
 
 #[inline]
-fn encode_elements(child: &Node, range: std::ops::Range<usize>, out: &mut Vec<u8>, scratch: &mut Scratch) {
+fn encode_elements(
+    child: &Node,
+    range: std::ops::Range<usize>,
+    out: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) {
     out.push(ARRAY);
     put_u32(out, range.len() as u32);
     for element in range {
@@ -467,7 +570,13 @@ fn encode_elements(child: &Node, range: std::ops::Range<usize>, out: &mut Vec<u8
 
 /// A map's entries: the sum of their MurmurHash3 digests (section 4.6), or their SHA-256 digests in
 /// ascending order under SHA-256 and HMAC-SHA-256 (section 10).
-fn encode_map(keys: &Node, values: &Node, range: std::ops::Range<usize>, out: &mut Vec<u8>, scratch: &mut Scratch) {
+fn encode_map(
+    keys: &Node,
+    values: &Node,
+    range: std::ops::Range<usize>,
+    out: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) {
     out.push(MAP);
     put_u32(out, range.len() as u32);
     let depth = scratch.depth;

@@ -8,7 +8,10 @@ use crate::spark_type::SparkType;
 
 /// The Spark types of named Arrow columns, or an error naming the first column Spark has no type for.
 pub fn spark_types(fields: &[(String, arrow_schema::DataType)]) -> Result<Vec<SparkType>, Error> {
-    fields.iter().map(|(name, t)| SparkType::of_arrow(t).map_err(|e| e.in_column(name))).collect()
+    fields
+        .iter()
+        .map(|(name, t)| SparkType::of_arrow(t).map_err(|e| e.in_column(name)))
+        .collect()
 }
 
 /// Named Arrow columns of equal length, as typed nodes.
@@ -26,11 +29,17 @@ impl Columns {
             .iter()
             .zip(arrays)
             .map(|(name, array)| {
-                if array.len() != len {
-                    return Err(Error::invalid(format!("has {} rows, the first column {len}", array.len())));
+                {
+                    if array.len() != len {
+                        return Err(Error::invalid(format!(
+                            "has {} rows, the first column {len}",
+                            array.len()
+                        )));
+                    }
+                    Node::build(array)
                 }
-                Node::build(array)
-            }.map_err(|e| e.in_column(name)))
+                .map_err(|e| e.in_column(name))
+            })
             .collect::<Result<_, _>>()?;
         Ok(Self { nodes, len })
     }

@@ -41,7 +41,11 @@ impl State {
     fn add_row(&mut self, digest: &[u8]) {
         self.count += 1;
         match self.lanes.as_mut() {
-            None => self.sum = self.sum.wrapping_add(u128::from_le_bytes(digest.try_into().unwrap())),
+            None => {
+                self.sum = self
+                    .sum
+                    .wrapping_add(u128::from_le_bytes(digest.try_into().unwrap()))
+            }
             Some(lanes) => add_lthash16(lanes, digest),
         }
     }
@@ -72,7 +76,12 @@ pub struct Fingerprinter {
 
 impl Fingerprinter {
     /// `algorithm` is `murmur3` or `lthash16`; `key` (lthash16 only) hashes the rows with HMAC-SHA-256.
-    pub fn new(names: &[String], types: &[SparkType], algorithm: &str, key: Option<&[u8]>) -> Result<Self, Error> {
+    pub fn new(
+        names: &[String],
+        types: &[SparkType],
+        algorithm: &str,
+        key: Option<&[u8]>,
+    ) -> Result<Self, Error> {
         if names.is_empty() {
             return Err(Error::invalid(
                 "dataset_fingerprint needs at least one column, as Spark's dataset_fingerprint does",
@@ -93,7 +102,11 @@ impl Fingerprinter {
                 )))
             }
         };
-        let schema_algorithm = if lthash { Algorithm::Sha256 } else { Algorithm::Murmur3 };
+        let schema_algorithm = if lthash {
+            Algorithm::Sha256
+        } else {
+            Algorithm::Murmur3
+        };
         Ok(Self {
             record: Record::positional(row_algorithm),
             lthash,
@@ -112,7 +125,11 @@ impl Fingerprinter {
 
     /// The state of no rows.
     pub fn empty(&self) -> State {
-        State { count: 0, sum: 0, lanes: self.lthash.then(|| Box::new([0u16; LANES])) }
+        State {
+            count: 0,
+            sum: 0,
+            lanes: self.lthash.then(|| Box::new([0u16; LANES])),
+        }
     }
 
     /// Adds every row of `columns` to `state`, on the current rayon pool.
@@ -127,7 +144,8 @@ impl Fingerprinter {
                 let mut buffer = Vec::with_capacity(256);
                 for row in task * step..((task + 1) * step).min(columns.len) {
                     buffer.clear();
-                    self.record.encode_row(&columns.nodes, row, &mut buffer, &mut scratch);
+                    self.record
+                        .encode_row(&columns.nodes, row, &mut buffer, &mut scratch);
                     self.add_record(&mut part, &buffer);
                 }
                 part
@@ -194,7 +212,12 @@ pub struct GroupFingerprints {
 impl GroupFingerprints {
     /// Groups by the columns at the positions `by`.
     pub fn new(fingerprinter: Fingerprinter, by: Vec<usize>) -> Self {
-        Self { fingerprinter, by, index: HashMap::new(), states: Vec::new() }
+        Self {
+            fingerprinter,
+            by,
+            index: HashMap::new(),
+            states: Vec::new(),
+        }
     }
 
     /// Adds the rows of `columns`; returns the rows that start a group, in the order of the groups.
@@ -251,6 +274,9 @@ impl GroupFingerprints {
 
     /// Every group's fingerprint, in the order the groups were found.
     pub fn finish(&self) -> Vec<String> {
-        self.states.par_iter().map(|s| self.fingerprinter.finish(s)).collect()
+        self.states
+            .par_iter()
+            .map(|s| self.fingerprinter.finish(s))
+            .collect()
     }
 }

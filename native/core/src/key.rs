@@ -23,7 +23,9 @@ impl NullKey {
             "hash" => Ok(Self::Hash),
             "null" => Ok(Self::Null),
             "error" => Ok(Self::Error),
-            _ => Err(Error::invalid(format!("null_key must be 'hash', 'null' or 'error', got {name:?}"))),
+            _ => Err(Error::invalid(format!(
+                "null_key must be 'hash', 'null' or 'error', got {name:?}"
+            ))),
         }
     }
 }
@@ -40,7 +42,13 @@ pub struct KeyOptions {
 
 impl Default for KeyOptions {
     fn default() -> Self {
-        Self { salt: Vec::new(), trim: false, case: None, empty_as_null: false, null_key: NullKey::Hash }
+        Self {
+            salt: Vec::new(),
+            trim: false,
+            case: None,
+            empty_as_null: false,
+            null_key: NullKey::Hash,
+        }
     }
 }
 

@@ -34,9 +34,17 @@ fn block(h1: &mut u64, h2: &mut u64, chunk: &[u8]) {
     let k1 = u64::from_le_bytes(chunk[..8].try_into().unwrap());
     let k2 = u64::from_le_bytes(chunk[8..16].try_into().unwrap());
     *h1 ^= mix_k1(k1);
-    *h1 = h1.rotate_left(27).wrapping_add(*h2).wrapping_mul(5).wrapping_add(0x52dc_e729);
+    *h1 = h1
+        .rotate_left(27)
+        .wrapping_add(*h2)
+        .wrapping_mul(5)
+        .wrapping_add(0x52dc_e729);
     *h2 ^= mix_k2(k2);
-    *h2 = h2.rotate_left(31).wrapping_add(*h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
+    *h2 = h2
+        .rotate_left(31)
+        .wrapping_add(*h1)
+        .wrapping_mul(5)
+        .wrapping_add(0x3849_5ab5);
 }
 
 #[inline(always)]
@@ -88,7 +96,13 @@ pub struct Murmur3 {
 impl Murmur3 {
     /// A hasher under `seed`.
     pub fn new(seed: u32) -> Self {
-        Self { h1: u64::from(seed), h2: u64::from(seed), pending: [0; 16], pending_len: 0, len: 0 }
+        Self {
+            h1: u64::from(seed),
+            h2: u64::from(seed),
+            pending: [0; 16],
+            pending_len: 0,
+            len: 0,
+        }
     }
 
     /// Adds `data` to what is hashed.
@@ -117,7 +131,12 @@ impl Murmur3 {
 
     /// The digest of everything added.
     pub fn finish(&self) -> [u8; 16] {
-        finish(self.h1, self.h2, &self.pending[..self.pending_len], self.len)
+        finish(
+            self.h1,
+            self.h2,
+            &self.pending[..self.pending_len],
+            self.len,
+        )
     }
 }
 
@@ -130,14 +149,21 @@ mod tests {
     }
 
     fn unhex(text: &str) -> Vec<u8> {
-        (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     /// spec/murmur3-vectors.json: digests computed by mmh3, an independent implementation.
     #[test]
     fn replays_the_murmur3_vectors() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/murmur3-vectors.json");
-        let spec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../spec/murmur3-vectors.json"
+        );
+        let spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let vectors = spec["vectors"].as_array().expect("vectors");
         assert!(vectors.len() > 10);
         for vector in vectors {

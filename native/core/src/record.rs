@@ -20,9 +20,15 @@ pub enum Layout {
     /// `record_hash(c1, ..., cn)`.
     Positional,
     /// `record_hash_by_name(c1, ..., cn)`: `order` lists the columns by their names' UTF-8 bytes.
-    ByName { names: Vec<Vec<u8>>, order: Vec<usize> },
+    ByName {
+        names: Vec<Vec<u8>>,
+        order: Vec<usize>,
+    },
     /// `record_key_with(options, k1, ..., kn)`: `strings` marks the STRING key parts, which are normalised.
-    Key { options: KeyOptions, strings: Vec<bool> },
+    Key {
+        options: KeyOptions,
+        strings: Vec<bool>,
+    },
 }
 
 /// A kind of record and what it is hashed with.
@@ -35,7 +41,10 @@ pub struct Record {
 impl Record {
     /// A positional record.
     pub fn positional(algorithm: Algorithm) -> Self {
-        Self { layout: Layout::Positional, algorithm }
+        Self {
+            layout: Layout::Positional,
+            algorithm,
+        }
     }
 
     /// A by-name record of columns with these names; names must be distinct.
@@ -49,13 +58,19 @@ impl Record {
                 String::from_utf8_lossy(&names[pair[0]])
             )));
         }
-        Ok(Self { layout: Layout::ByName { names, order }, algorithm })
+        Ok(Self {
+            layout: Layout::ByName { names, order },
+            algorithm,
+        })
     }
 
     /// A business key of parts of these types.
     pub fn key(options: KeyOptions, types: &[SparkType], algorithm: Algorithm) -> Self {
         let strings = types.iter().map(|t| *t == SparkType::String).collect();
-        Self { layout: Layout::Key { options, strings }, algorithm }
+        Self {
+            layout: Layout::Key { options, strings },
+            algorithm,
+        }
     }
 
     /// The digest's width in bytes.
@@ -70,7 +85,13 @@ impl Record {
 
     /// Appends the record of `row` to `out`; `false` when it is a key whose parts are all NULL.
     #[inline]
-    pub fn encode_row(&self, columns: &[Node], row: usize, out: &mut Vec<u8>, scratch: &mut Scratch) -> bool {
+    pub fn encode_row(
+        &self,
+        columns: &[Node],
+        row: usize,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratch,
+    ) -> bool {
         match &self.layout {
             Layout::Positional => {
                 out.push(FORMAT_VERSION);
@@ -118,7 +139,12 @@ impl Record {
 
     /// Hashes every row of `columns` into `out` (`width` bytes a row); `valid[row]` is false for a key
     /// that `null_key=null` makes NULL (its bytes are zero). Runs on the current rayon pool.
-    pub fn hash_batch(&self, columns: &Columns, out: &mut [u8], valid: &mut [bool]) -> Result<(), Error> {
+    pub fn hash_batch(
+        &self,
+        columns: &Columns,
+        out: &mut [u8],
+        valid: &mut [bool],
+    ) -> Result<(), Error> {
         let width = self.width();
         assert_eq!(out.len(), columns.len * width);
         assert_eq!(valid.len(), columns.len);

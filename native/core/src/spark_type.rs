@@ -160,22 +160,34 @@ mod tests {
             (DataType::Utf8View, "string"),
             (DataType::FixedSizeBinary(3), "binary"),
             (DataType::Date64, "date"),
-            (DataType::Timestamp(TimeUnit::Millisecond, Some("+01:00".into())), "timestamp"),
-            (DataType::Timestamp(TimeUnit::Nanosecond, None), "timestamp_ntz"),
+            (
+                DataType::Timestamp(TimeUnit::Millisecond, Some("+01:00".into())),
+                "timestamp",
+            ),
+            (
+                DataType::Timestamp(TimeUnit::Nanosecond, None),
+                "timestamp_ntz",
+            ),
             (
                 DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::LargeUtf8)),
                 "string",
             ),
         ];
         for (arrow, expected) in cases {
-            assert_eq!(SparkType::of_arrow(&arrow).unwrap().type_string(), expected, "{arrow}");
+            assert_eq!(
+                SparkType::of_arrow(&arrow).unwrap().type_string(),
+                expected,
+                "{arrow}"
+            );
         }
         let fields = Fields::from(vec![
             Field::new("a`b", DataType::Int32, true),
             Field::new("c", DataType::new_list(DataType::Int8, true), true),
         ]);
         assert_eq!(
-            SparkType::of_arrow(&DataType::Struct(fields)).unwrap().type_string(),
+            SparkType::of_arrow(&DataType::Struct(fields))
+                .unwrap()
+                .type_string(),
             "struct<`a``b`:int,`c`:array<tinyint>>"
         );
         let entries = Field::new(
@@ -187,7 +199,9 @@ mod tests {
             false,
         );
         assert_eq!(
-            SparkType::of_arrow(&DataType::Map(Arc::new(entries), false)).unwrap().type_string(),
+            SparkType::of_arrow(&DataType::Map(Arc::new(entries), false))
+                .unwrap()
+                .type_string(),
             "map<string,bigint>"
         );
     }
@@ -202,7 +216,12 @@ mod tests {
             DataType::new_list(DataType::Time64(TimeUnit::Nanosecond), true),
         ] {
             let error = SparkType::of_arrow(&arrow).unwrap_err();
-            assert!(error.message().contains("Spark has no type for the Arrow type"), "{error}");
+            assert!(
+                error
+                    .message()
+                    .contains("Spark has no type for the Arrow type"),
+                "{error}"
+            );
         }
         let error = SparkType::of_arrow(&DataType::Time32(TimeUnit::Second)).unwrap_err();
         assert!(error.message().contains("time32[s]"), "{error}");

@@ -22,7 +22,10 @@ fn spec(name: &str) -> Value {
 }
 
 fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -39,14 +42,27 @@ fn arrow_type(spark: &Value) -> Result<DataType, NoArrow> {
         return arrow_type_of_name(name);
     }
     match spark["type"].as_str().unwrap() {
-        "array" => Ok(DataType::List(Arc::new(Field::new("element", arrow_type(&spark["elementType"])?, true)))),
-        "map" => Ok(map_type(arrow_type(&spark["keyType"])?, arrow_type(&spark["valueType"])?)),
+        "array" => Ok(DataType::List(Arc::new(Field::new(
+            "element",
+            arrow_type(&spark["elementType"])?,
+            true,
+        )))),
+        "map" => Ok(map_type(
+            arrow_type(&spark["keyType"])?,
+            arrow_type(&spark["valueType"])?,
+        )),
         "struct" => Ok(DataType::Struct(
             spark["fields"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|f| Ok(Field::new(f["name"].as_str().unwrap(), arrow_type(&f["type"])?, true)))
+                .map(|f| {
+                    Ok(Field::new(
+                        f["name"].as_str().unwrap(),
+                        arrow_type(&f["type"])?,
+                        true,
+                    ))
+                })
                 .collect::<Result<Fields, NoArrow>>()?,
         )),
         _ => Err(NoArrow),
@@ -54,8 +70,14 @@ fn arrow_type(spark: &Value) -> Result<DataType, NoArrow> {
 }
 
 fn map_type(key: DataType, value: DataType) -> DataType {
-    let entries = Fields::from(vec![Field::new("key", key, false), Field::new("value", value, true)]);
-    DataType::Map(Arc::new(Field::new("entries", DataType::Struct(entries), false)), false)
+    let entries = Fields::from(vec![
+        Field::new("key", key, false),
+        Field::new("value", value, true),
+    ]);
+    DataType::Map(
+        Arc::new(Field::new("entries", DataType::Struct(entries), false)),
+        false,
+    )
 }
 
 fn arrow_type_of_name(name: &str) -> Result<DataType, NoArrow> {
@@ -127,7 +149,10 @@ fn array(data_type: &DataType, values: &[&Value]) -> ArrayRef {
     macro_rules! primitive {
         ($t:ty, $f:expr) => {
             Arc::new(PrimitiveArray::<$t>::from(
-                values.iter().map(|v| (!v.is_null()).then(|| $f(*v))).collect::<Vec<_>>(),
+                values
+                    .iter()
+                    .map(|v| (!v.is_null()).then(|| $f(*v)))
+                    .collect::<Vec<_>>(),
             ))
         };
     }
@@ -135,7 +160,9 @@ fn array(data_type: &DataType, values: &[&Value]) -> ArrayRef {
         DataType::Null => Arc::new(NullArray::new(values.len())),
         DataType::Boolean => {
             let mut builder = BooleanBuilder::new();
-            values.iter().for_each(|v| builder.append_option(v.as_bool()));
+            values
+                .iter()
+                .for_each(|v| builder.append_option(v.as_bool()));
             Arc::new(builder.finish())
         }
         DataType::Int8 => primitive!(Int8Type, |v: &Value| v.as_i64().unwrap() as i8),
@@ -150,7 +177,8 @@ fn array(data_type: &DataType, values: &[&Value]) -> ArrayRef {
             Arc::new(micros.with_timezone_opt(tz.clone()))
         }
         DataType::Decimal128(p, s) => {
-            let decimals: Decimal128Array = values.iter().map(|v| v.as_str().map(unscaled)).collect();
+            let decimals: Decimal128Array =
+                values.iter().map(|v| v.as_str().map(unscaled)).collect();
             Arc::new(decimals.with_precision_and_scale(*p, *s).unwrap())
         }
         DataType::Utf8 | DataType::Binary => {
@@ -173,19 +201,41 @@ fn array(data_type: &DataType, values: &[&Value]) -> ArrayRef {
             }
         }
         DataType::List(field) => {
-            let lists: Vec<&[Value]> = values.iter().map(|v| v.as_array().map_or(&[][..], |a| &a[..])).collect();
+            let lists: Vec<&[Value]> = values
+                .iter()
+                .map(|v| v.as_array().map_or(&[][..], |a| &a[..]))
+                .collect();
             let elements: Vec<&Value> = lists.iter().flat_map(|l| l.iter()).collect();
             let child = array(field.data_type(), &elements);
-            Arc::new(ListArray::new(field.clone(), offsets(lists.iter().map(|l| l.len())), child, n))
+            Arc::new(ListArray::new(
+                field.clone(),
+                offsets(lists.iter().map(|l| l.len())),
+                child,
+                n,
+            ))
         }
         DataType::Map(entries, _) => {
-            let DataType::Struct(fields) = entries.data_type() else { unreachable!() };
-            let maps: Vec<&[Value]> = values.iter().map(|v| v.as_array().map_or(&[][..], |a| &a[..])).collect();
+            let DataType::Struct(fields) = entries.data_type() else {
+                unreachable!()
+            };
+            let maps: Vec<&[Value]> = values
+                .iter()
+                .map(|v| v.as_array().map_or(&[][..], |a| &a[..]))
+                .collect();
             let keys: Vec<&Value> = maps.iter().flat_map(|m| m.iter().map(|e| &e[0])).collect();
             let items: Vec<&Value> = maps.iter().flat_map(|m| m.iter().map(|e| &e[1])).collect();
-            let children = vec![array(fields[0].data_type(), &keys), array(fields[1].data_type(), &items)];
+            let children = vec![
+                array(fields[0].data_type(), &keys),
+                array(fields[1].data_type(), &items),
+            ];
             let entries_array = StructArray::new(fields.clone(), children, None);
-            Arc::new(MapArray::new(entries.clone(), offsets(maps.iter().map(|m| m.len())), entries_array, n, false))
+            Arc::new(MapArray::new(
+                entries.clone(),
+                offsets(maps.iter().map(|m| m.len())),
+                entries_array,
+                n,
+                false,
+            ))
         }
         DataType::Struct(fields) => {
             if fields.is_empty() {
@@ -195,8 +245,10 @@ fn array(data_type: &DataType, values: &[&Value]) -> ArrayRef {
                 .iter()
                 .enumerate()
                 .map(|(i, f)| {
-                    let field_values: Vec<&Value> =
-                        values.iter().map(|v| v.as_array().map_or(&Value::Null, |a| &a[i])).collect();
+                    let field_values: Vec<&Value> = values
+                        .iter()
+                        .map(|v| v.as_array().map_or(&Value::Null, |a| &a[i]))
+                        .collect();
                     array(f.data_type(), &field_values)
                 })
                 .collect();
@@ -212,17 +264,27 @@ fn arguments(args: &[Value]) -> Result<(Vec<String>, Vec<ArrayRef>), NoArrow> {
     let mut arrays = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         let t = arrow_type(&arg["type"])?;
-        names.push(arg.get("name").and_then(Value::as_str).map_or(format!("c{i}"), str::to_string));
+        names.push(
+            arg.get("name")
+                .and_then(Value::as_str)
+                .map_or(format!("c{i}"), str::to_string),
+        );
         arrays.push(array(&t, &[&arg["value"]]));
     }
     Ok((names, arrays))
 }
 
-fn hash_one(record: &Record, names: &[String], arrays: &[ArrayRef]) -> Result<Option<String>, String> {
+fn hash_one(
+    record: &Record,
+    names: &[String],
+    arrays: &[ArrayRef],
+) -> Result<Option<String>, String> {
     let columns = Columns::new(names, arrays).map_err(|e| e.to_string())?;
     let mut out = vec![0u8; record.width()];
     let mut valid = [false];
-    record.hash_batch(&columns, &mut out, &mut valid).map_err(|e| e.to_string())?;
+    record
+        .hash_batch(&columns, &mut out, &mut valid)
+        .map_err(|e| e.to_string())?;
     Ok(valid[0].then(|| hex(&out)))
 }
 
@@ -233,7 +295,13 @@ fn key_options(options: &Value) -> KeyOptions {
             "salt" => key.salt = value.as_str().unwrap().as_bytes().to_vec(),
             "trim" => key.trim = value.as_bool().unwrap(),
             "empty_as_null" => key.empty_as_null = value.as_bool().unwrap(),
-            "case" => key.case = Some(if value == "upper" { Case::Upper } else { Case::Lower }),
+            "case" => {
+                key.case = Some(if value == "upper" {
+                    Case::Upper
+                } else {
+                    Case::Lower
+                })
+            }
             "null_key" => key.null_key = NullKey::parse(value.as_str().unwrap()).unwrap(),
             other => panic!("key option {other}"),
         }
@@ -242,7 +310,11 @@ fn key_options(options: &Value) -> KeyOptions {
 }
 
 fn types_of(names: &[String], arrays: &[ArrayRef]) -> Vec<hashexpr_core::SparkType> {
-    let fields: Vec<_> = names.iter().cloned().zip(arrays.iter().map(|a| a.data_type().clone())).collect();
+    let fields: Vec<_> = names
+        .iter()
+        .cloned()
+        .zip(arrays.iter().map(|a| a.data_type().clone()))
+        .collect();
     spark_types(&fields).unwrap()
 }
 
@@ -270,7 +342,12 @@ fn replay_records(file: &str, by_name: bool, algorithms: &[&str]) -> Tally {
             };
             let got = hash_one(&record, &names, &arrays).unwrap().unwrap();
             if algorithm == "murmur3" {
-                assert_eq!(got, vector["hex"].as_str().unwrap(), "{file} {}", vector["name"]);
+                assert_eq!(
+                    got,
+                    vector["hex"].as_str().unwrap(),
+                    "{file} {}",
+                    vector["name"]
+                );
             } else {
                 assert_eq!(got.len(), 64);
             }
@@ -284,14 +361,26 @@ fn replay_records(file: &str, by_name: bool, algorithms: &[&str]) -> Tally {
 fn replays_vectors_v1() {
     // The intervals, collated strings and calendar intervals of the file have no Arrow type Spark reads so.
     let tally = replay_records("vectors-v1.json", false, &["murmur3", "sha256"]);
-    assert_eq!(tally, Tally { replayed: 170, no_arrow: 24 });
+    assert_eq!(
+        tally,
+        Tally {
+            replayed: 170,
+            no_arrow: 24
+        }
+    );
 }
 
 #[test]
 fn replays_by_name_vectors() {
     // One vector has an interval.
     let tally = replay_records("by-name-vectors-v1.json", true, &["murmur3"]);
-    assert_eq!(tally, Tally { replayed: 37, no_arrow: 1 });
+    assert_eq!(
+        tally,
+        Tally {
+            replayed: 37,
+            no_arrow: 1
+        }
+    );
 }
 
 #[test]
@@ -303,18 +392,34 @@ fn replays_key_vectors() {
             tally.no_arrow += 1;
             continue;
         };
-        let record = Record::key(key_options(&vector["options"]), &types_of(&names, &arrays), Algorithm::Murmur3);
+        let record = Record::key(
+            key_options(&vector["options"]),
+            &types_of(&names, &arrays),
+            Algorithm::Murmur3,
+        );
         match hash_one(&record, &names, &arrays) {
             Ok(got) => assert_eq!(got.as_deref(), vector["hex"].as_str(), "{}", vector["name"]),
             Err(error) => {
-                let expected = vector["error"].as_str().unwrap_or_else(|| panic!("{}: {error}", vector["name"]));
-                assert!(error.contains("every key part is NULL"), "{}: {error} vs {expected}", vector["name"]);
+                let expected = vector["error"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{}: {error}", vector["name"]));
+                assert!(
+                    error.contains("every key part is NULL"),
+                    "{}: {error} vs {expected}",
+                    vector["name"]
+                );
             }
         }
         tally.replayed += 1;
     }
     // One vector has a collated string.
-    assert_eq!(tally, Tally { replayed: 186, no_arrow: 1 });
+    assert_eq!(
+        tally,
+        Tally {
+            replayed: 186,
+            no_arrow: 1
+        }
+    );
 }
 
 fn parse_options(text: &str) -> Vec<(String, String)> {
@@ -338,8 +443,15 @@ fn replays_sha256_vectors() {
             continue;
         };
         let options = parse_options(vector["options"].as_str().unwrap());
-        let key = vector["key"].as_str().map(|k| spec["keys"][k].as_str().unwrap().as_bytes().to_vec());
-        let name = options.iter().find(|(k, _)| k == "algorithm").unwrap().1.to_lowercase();
+        let key = vector["key"]
+            .as_str()
+            .map(|k| spec["keys"][k].as_str().unwrap().as_bytes().to_vec());
+        let name = options
+            .iter()
+            .find(|(k, _)| k == "algorithm")
+            .unwrap()
+            .1
+            .to_lowercase();
         let algorithm = Algorithm::new(&name, key.as_deref()).unwrap();
         let record = match vector["function"].as_str().unwrap() {
             "record_hash_with" => Record::positional(algorithm),
@@ -351,7 +463,13 @@ fn replays_sha256_vectors() {
                         "salt" => key_options.salt = v.as_bytes().to_vec(),
                         "trim" => key_options.trim = true,
                         "empty_as_null" => key_options.empty_as_null = true,
-                        "case" => key_options.case = Some(if v == "upper" { Case::Upper } else { Case::Lower }),
+                        "case" => {
+                            key_options.case = Some(if v == "upper" {
+                                Case::Upper
+                            } else {
+                                Case::Lower
+                            })
+                        }
                         "null_key" => key_options.null_key = NullKey::parse(v).unwrap(),
                         _ => {}
                     }
@@ -364,7 +482,13 @@ fn replays_sha256_vectors() {
         assert_eq!(got, vector["hex"].as_str().unwrap(), "{}", vector["name"]);
         tally.replayed += 1;
     }
-    assert_eq!(tally, Tally { replayed: 15, no_arrow: 0 });
+    assert_eq!(
+        tally,
+        Tally {
+            replayed: 15,
+            no_arrow: 0
+        }
+    );
 }
 
 #[test]
@@ -390,13 +514,25 @@ fn replays_fingerprint_vectors() {
             names.push(column["name"].as_str().unwrap().to_string());
             arrays.push(array(&t, &values));
         }
-        let fingerprinter = Fingerprinter::new(&names, &types_of(&names, &arrays), "murmur3", None).unwrap();
+        let fingerprinter =
+            Fingerprinter::new(&names, &types_of(&names, &arrays), "murmur3", None).unwrap();
         let mut state = fingerprinter.empty();
         fingerprinter.update(&mut state, &Columns::new(&names, &arrays).unwrap());
-        assert_eq!(fingerprinter.finish(&state), vector["fingerprint"].as_str().unwrap(), "{}", vector["name"]);
+        assert_eq!(
+            fingerprinter.finish(&state),
+            vector["fingerprint"].as_str().unwrap(),
+            "{}",
+            vector["name"]
+        );
         tally.replayed += 1;
     }
-    assert_eq!(tally, Tally { replayed: 14, no_arrow: 1 });
+    assert_eq!(
+        tally,
+        Tally {
+            replayed: 14,
+            no_arrow: 1
+        }
+    );
 }
 
 /// The lthash vectors give each row as its byte stream (no values): the aggregation, the schema and the
@@ -407,16 +543,34 @@ fn replays_lthash_vectors() {
     let vectors = spec["vectors"].as_array().unwrap();
     for vector in vectors {
         let columns = vector["columns"].as_array().unwrap();
-        let names: Vec<String> = columns.iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
-        let arrays: Vec<ArrayRef> =
-            columns.iter().map(|c| array(&arrow_type(&c["type"]).unwrap(), &[])).collect();
-        let key = vector["key"].as_str().map(|k| spec["keys"][k].as_str().unwrap().as_bytes().to_vec());
-        let fingerprinter = Fingerprinter::new(&names, &types_of(&names, &arrays), "lthash16", key.as_deref()).unwrap();
+        let names: Vec<String> = columns
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect();
+        let arrays: Vec<ArrayRef> = columns
+            .iter()
+            .map(|c| array(&arrow_type(&c["type"]).unwrap(), &[]))
+            .collect();
+        let key = vector["key"]
+            .as_str()
+            .map(|k| spec["keys"][k].as_str().unwrap().as_bytes().to_vec());
+        let fingerprinter = Fingerprinter::new(
+            &names,
+            &types_of(&names, &arrays),
+            "lthash16",
+            key.as_deref(),
+        )
+        .unwrap();
         let mut state = fingerprinter.empty();
         for row in vector["rows"].as_array().unwrap() {
             fingerprinter.add_record(&mut state, &unhex(row.as_str().unwrap()));
         }
-        assert_eq!(fingerprinter.finish(&state), vector["fingerprint"].as_str().unwrap(), "{}", vector["name"]);
+        assert_eq!(
+            fingerprinter.finish(&state),
+            vector["fingerprint"].as_str().unwrap(),
+            "{}",
+            vector["name"]
+        );
     }
     assert_eq!(vectors.len(), 9);
 }

@@ -11,13 +11,19 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 fn arrow_error(error: ArrowError) -> PyErr {
-    PyValueError::new_err(format!("hashexpr.arrow: the Arrow data cannot be read: {error}"))
+    PyValueError::new_err(format!(
+        "hashexpr.arrow: the Arrow data cannot be read: {error}"
+    ))
 }
 
 /// The fields of `obj`'s Arrow schema (a pyarrow Schema, or anything with `__arrow_c_schema__`).
 pub fn import_schema(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<Field>>> {
-    let capsule = obj.call_method0("__arrow_c_schema__")?.cast_into::<PyCapsule>()?;
-    let pointer = capsule.pointer_checked(Some(c"arrow_schema"))?.cast::<FFI_ArrowSchema>();
+    let capsule = obj
+        .call_method0("__arrow_c_schema__")?
+        .cast_into::<PyCapsule>()?;
+    let pointer = capsule
+        .pointer_checked(Some(c"arrow_schema"))?
+        .cast::<FFI_ArrowSchema>();
     // SAFETY: a capsule named "arrow_schema" holds a valid ArrowSchema (the PyCapsule interface), which the
     // capsule keeps alive while it is borrowed here; it is only read, and its owner releases it.
     let ffi_schema = unsafe { pointer.as_ref() };
@@ -29,8 +35,12 @@ pub fn import_schema(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<Field>>> {
 pub fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
     let (schema, array): (Bound<'_, PyCapsule>, Bound<'_, PyCapsule>) =
         obj.call_method0("__arrow_c_array__")?.extract()?;
-    let schema_pointer = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<FFI_ArrowSchema>();
-    let array_pointer = array.pointer_checked(Some(c"arrow_array"))?.cast::<FFI_ArrowArray>();
+    let schema_pointer = schema
+        .pointer_checked(Some(c"arrow_schema"))?
+        .cast::<FFI_ArrowSchema>();
+    let array_pointer = array
+        .pointer_checked(Some(c"arrow_array"))?
+        .cast::<FFI_ArrowArray>();
     // SAFETY: the capsules hold a valid ArrowSchema and ArrowArray (the PyCapsule interface). The array is
     // moved out and a released one left in its place, as the interface prescribes for a consumer that takes
     // ownership: the capsule's destructor then finds nothing to release, and the data is released once, when
@@ -50,9 +60,15 @@ pub fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
     }
     let batch = StructArray::from(data);
     if batch.null_count() > 0 {
-        return Err(PyValueError::new_err("hashexpr.arrow: a record batch cannot have NULL rows"));
+        return Err(PyValueError::new_err(
+            "hashexpr.arrow: a record batch cannot have NULL rows",
+        ));
     }
-    Ok(batch.columns().iter().map(|c| make_array(c.to_data())).collect())
+    Ok(batch
+        .columns()
+        .iter()
+        .map(|c| make_array(c.to_data()))
+        .collect())
 }
 
 /// `array` as the (schema, array) capsules that `pyarrow.array` takes through `__arrow_c_array__`.

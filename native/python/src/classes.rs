@@ -4,7 +4,10 @@
 use arrow_array::{ArrayRef, FixedSizeBinaryArray};
 use arrow_buffer::{Buffer, NullBuffer};
 use hashexpr_core::case::Case;
-use hashexpr_core::{spark_types as core_spark_types, Algorithm, Columns, Fingerprinter, KeyOptions, NullKey, Record, State};
+use hashexpr_core::{
+    spark_types as core_spark_types, Algorithm, Columns, Fingerprinter, KeyOptions, NullKey,
+    Record, State,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -24,13 +27,17 @@ impl Chosen {
         let fields = import_schema(schema)?;
         let mut chosen = Vec::with_capacity(positions.len());
         for &i in &positions {
-            let field = fields
-                .get(i)
-                .ok_or_else(|| PyValueError::new_err(format!("column position {i} is not in the schema")))?;
+            let field = fields.get(i).ok_or_else(|| {
+                PyValueError::new_err(format!("column position {i} is not in the schema"))
+            })?;
             chosen.push((field.name().clone(), field.data_type().clone()));
         }
         let types = core_spark_types(&chosen).map_err(value_error)?;
-        Ok(Self { positions, names: chosen.into_iter().map(|(n, _)| n).collect(), types })
+        Ok(Self {
+            positions,
+            names: chosen.into_iter().map(|(n, _)| n).collect(),
+            types,
+        })
     }
 
     /// The chosen columns of a record batch, checked.
@@ -47,7 +54,11 @@ impl Chosen {
             .collect::<PyResult<Vec<_>>>()?;
         for ((name, expected), array) in self.names.iter().zip(&self.types).zip(&chosen) {
             // Every batch of a stream has the stream's schema; a batch that does not would hash other types.
-            if hashexpr_core::SparkType::of_arrow(array.data_type()).ok().as_ref() != Some(expected) {
+            if hashexpr_core::SparkType::of_arrow(array.data_type())
+                .ok()
+                .as_ref()
+                != Some(expected)
+            {
                 return Err(PyValueError::new_err(format!(
                     "column '{name}': a record batch has the type {}, unlike the schema",
                     array.data_type()
@@ -62,9 +73,16 @@ impl Chosen {
 #[pyfunction]
 pub fn spark_types(schema: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     let fields = import_schema(schema)?;
-    let pairs: Vec<_> = fields.iter().map(|f| (f.name().clone(), f.data_type().clone())).collect();
+    let pairs: Vec<_> = fields
+        .iter()
+        .map(|f| (f.name().clone(), f.data_type().clone()))
+        .collect();
     let types = core_spark_types(&pairs).map_err(value_error)?;
-    Ok(pairs.into_iter().zip(types).map(|((name, _), t)| (name, t.type_string())).collect())
+    Ok(pairs
+        .into_iter()
+        .zip(types)
+        .map(|((name, _), t)| (name, t.type_string()))
+        .collect())
 }
 
 fn algorithm(name: &str, key: Option<&[u8]>) -> PyResult<Algorithm> {
@@ -117,10 +135,20 @@ impl Hasher {
                     }
                 };
                 let null_key = NullKey::parse(null_key).map_err(value_error)?;
-                let options = KeyOptions { salt: salt.as_bytes().to_vec(), trim, case, empty_as_null, null_key };
+                let options = KeyOptions {
+                    salt: salt.as_bytes().to_vec(),
+                    trim,
+                    case,
+                    empty_as_null,
+                    null_key,
+                };
                 Record::key(options, &chosen.types, algorithm)
             }
-            other => return Err(PyValueError::new_err(format!("unknown record kind {other:?}"))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown record kind {other:?}"
+                )))
+            }
         };
         let width = record.width();
         Ok(Self {
@@ -135,24 +163,38 @@ impl Hasher {
     /// Hashes the rows of `batch` (anything with `__arrow_c_array__` that is a record batch).
     fn update(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
         let (names, arrays) = self.chosen.columns(batch)?;
-        let Self { record, pool, digests, valid, .. } = self;
+        let Self {
+            record,
+            pool,
+            digests,
+            valid,
+            ..
+        } = self;
         pool.run(py, || {
             let columns = Columns::new(&names, &arrays).map_err(value_error)?;
             let start = valid.len();
             digests.resize((start + columns.len) * record.width(), 0);
             valid.resize(start + columns.len, true);
             record
-                .hash_batch(&columns, &mut digests[start * record.width()..], &mut valid[start..])
+                .hash_batch(
+                    &columns,
+                    &mut digests[start * record.width()..],
+                    &mut valid[start..],
+                )
                 .map_err(value_error)
         })
     }
 
     /// The hashes as the (schema, array) capsules of a fixed-size binary array; NULL where a key is NULL.
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let digests = std::mem::take(&mut self.digests);
         let valid = std::mem::take(&mut self.valid);
         let nulls = valid.contains(&false).then(|| NullBuffer::from(valid));
-        let array = FixedSizeBinaryArray::new(self.record.width() as i32, Buffer::from_vec(digests), nulls);
+        let array =
+            FixedSizeBinaryArray::new(self.record.width() as i32, Buffer::from_vec(digests), nulls);
         export_array(py, &array)
     }
 }
@@ -178,15 +220,30 @@ impl Fingerprint {
         threads: Option<usize>,
     ) -> PyResult<Self> {
         let chosen = Chosen::new(schema, columns)?;
-        let fingerprinter =
-            Fingerprinter::new(&chosen.names, &chosen.types, algorithm_name, hmac_key.as_deref()).map_err(value_error)?;
+        let fingerprinter = Fingerprinter::new(
+            &chosen.names,
+            &chosen.types,
+            algorithm_name,
+            hmac_key.as_deref(),
+        )
+        .map_err(value_error)?;
         let state = fingerprinter.empty();
-        Ok(Self { chosen, fingerprinter, state, pool: Pool::new(threads)? })
+        Ok(Self {
+            chosen,
+            fingerprinter,
+            state,
+            pool: Pool::new(threads)?,
+        })
     }
 
     fn update(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
         let (names, arrays) = self.chosen.columns(batch)?;
-        let Self { fingerprinter, state, pool, .. } = self;
+        let Self {
+            fingerprinter,
+            state,
+            pool,
+            ..
+        } = self;
         pool.run(py, || {
             let columns = Columns::new(&names, &arrays).map_err(value_error)?;
             fingerprinter.update(state, &columns);
@@ -222,11 +279,22 @@ impl GroupFingerprints {
     ) -> PyResult<Self> {
         let chosen = Chosen::new(schema, columns)?;
         if by.iter().any(|&i| i >= chosen.names.len()) {
-            return Err(PyValueError::new_err("a grouping column is not among the columns"));
+            return Err(PyValueError::new_err(
+                "a grouping column is not among the columns",
+            ));
         }
-        let fingerprinter =
-            Fingerprinter::new(&chosen.names, &chosen.types, algorithm_name, hmac_key.as_deref()).map_err(value_error)?;
-        Ok(Self { chosen, groups: hashexpr_core::GroupFingerprints::new(fingerprinter, by), pool: Pool::new(threads)? })
+        let fingerprinter = Fingerprinter::new(
+            &chosen.names,
+            &chosen.types,
+            algorithm_name,
+            hmac_key.as_deref(),
+        )
+        .map_err(value_error)?;
+        Ok(Self {
+            chosen,
+            groups: hashexpr_core::GroupFingerprints::new(fingerprinter, by),
+            pool: Pool::new(threads)?,
+        })
     }
 
     /// Adds the rows of `batch`; returns the rows of it that start a new group.

@@ -21,18 +21,26 @@ impl Pool {
     pub(crate) fn new(threads: Option<usize>) -> PyResult<Self> {
         match threads {
             None => Ok(Self(None)),
-            Some(0) => Err(PyValueError::new_err("threads must be at least 1, or None for every core")),
+            Some(0) => Err(PyValueError::new_err(
+                "threads must be at least 1, or None for every core",
+            )),
             Some(n) => rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .thread_name(|i| format!("hashexpr-{i}"))
                 .build()
                 .map(|pool| Self(Some(Arc::new(pool))))
-                .map_err(|e| PyRuntimeError::new_err(format!("hashexpr.arrow: no thread pool: {e}"))),
+                .map_err(|e| {
+                    PyRuntimeError::new_err(format!("hashexpr.arrow: no thread pool: {e}"))
+                }),
         }
     }
 
     /// Runs `work` on the pool with the GIL released; a panic becomes a `RuntimeError`.
-    pub(crate) fn run<T: Send>(&self, py: Python<'_>, work: impl FnOnce() -> PyResult<T> + Send) -> PyResult<T> {
+    pub(crate) fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce() -> PyResult<T> + Send,
+    ) -> PyResult<T> {
         py.detach(|| {
             // rayon re-raises a pool thread's panic in the thread that waits for it: here.
             let outcome = catch_unwind(AssertUnwindSafe(|| match &self.0 {
@@ -45,7 +53,9 @@ impl Pool {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                Err(PyRuntimeError::new_err(format!("hashexpr.arrow: internal error: {message}")))
+                Err(PyRuntimeError::new_err(format!(
+                    "hashexpr.arrow: internal error: {message}"
+                )))
             })
         })
     }
@@ -61,7 +71,9 @@ pub(crate) fn value_error(error: hashexpr_core::Error) -> PyErr {
 fn _panic_on_pool(py: Python<'_>, threads: Option<usize>) -> PyResult<()> {
     use rayon::prelude::*;
     Pool::new(threads)?.run(py, || {
-        (0..64).into_par_iter().for_each(|i| assert!(i != 63, "a deliberate panic on a pool thread"));
+        (0..64)
+            .into_par_iter()
+            .for_each(|i| assert!(i != 63, "a deliberate panic on a pool thread"));
         Ok(())
     })
 }
