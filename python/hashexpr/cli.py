@@ -562,11 +562,17 @@ def _run_hash_arrow(
         if name.lower() in {c.lower() for c in available}:
             option = "--column-name" if name == args.column_name else "--key-column-name"
             raise ValueError(f"column {name!r} already exists in the input: name it otherwise with {option}")
-    table = cli_arrow.hashed(
-        paths, columns, key_columns, (args.column_name, args.key_column_name), args.hex, _arrow_hashing(args, hashing)
+    written = cli_arrow.write_hashed(
+        paths,
+        columns,
+        key_columns,
+        (args.column_name, args.key_column_name),
+        args.hex,
+        _arrow_hashing(args, hashing),
+        args.out,
+        args.mode,
     )
-    cli_arrow.write_parquet(table, args.out, args.mode)
-    counts = {"rows": table.num_rows, **{c: cli_arrow.distinct(table[c]) for c in new_columns}}
+    counts = {"rows": written["rows"], **{c: cli_arrow.distinct(written[c]) for c in new_columns}}
     outcome = _hash_outcome(args, src, "parquet", columns, available, key_columns, hashing, counts, None)
     outcome.report["engine"] = "arrow"
     return outcome

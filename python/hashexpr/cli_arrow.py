@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -132,15 +132,20 @@ def hex_upper(hashes: pa.FixedSizeBinaryArray) -> pa.StringArray:
     )
 
 
-def write_parquet(table: pa.Table, out: str, mode: str) -> None:
-    """``table`` as a directory of one part file, moved into place only once complete (as Spark's outputs)."""
+def write_staged_parquet(out: str, mode: str, write: Callable[[str], None]) -> None:
+    """A directory of one part file (``write(path)`` writes it) and ``_SUCCESS``, moved into place only once
+    complete, as Spark's outputs are."""
 
     def write_into(staging: str) -> None:
         os.makedirs(staging)
-        pq.write_table(table, os.path.join(staging, "part-00000.snappy.parquet"), compression="snappy")
+        write(os.path.join(staging, "part-00000.snappy.parquet"))
         open(os.path.join(staging, "_SUCCESS"), "wb").close()
 
     hio.write_staged(os.path.abspath(hio.local_path(out)), mode, write_into)
+
+
+def write_parquet(table: pa.Table, out: str, mode: str) -> None:
+    write_staged_parquet(out, mode, lambda path: pq.write_table(table, path, compression="snappy"))
 
 
 def fingerprint(paths: Sequence[str], columns: list[str], algorithm: str, key: str | None) -> tuple[int, str]:
@@ -156,29 +161,52 @@ def group_fingerprints(
         dataset(paths).scanner(columns=columns), by, algorithm=algorithm, hmac_key=key
     )
     # In the order Spark's `orderBy` of the CLI shows them: NULLs first, then ascending.
-    return groups.sort_by([(g, "ascending", "at_start") for g in by])
+    try:
+        return groups.sort_by([(g, "ascending", "at_start") for g in by])
+    except (TypeError, ValueError):
+        # pyarrow before 20 takes the NULL placement for all keys at once.
+        return groups.take(pc.sort_indices(groups, [(g, "ascending") for g in by], null_placement="at_start"))
 
 
-def hashed(
+def write_hashed(
     paths: Sequence[str],
     columns: list[str] | None,
     key_columns: list[str],
     names: tuple[str, str],
     as_hex: bool,
     hashing: dict[str, Any],
-) -> pa.Table:
-    table = dataset(paths).to_table()
-    for t in table.schema.types:
+    out: str,
+    mode: str,
+) -> dict[str, Any]:
+    """Write the input with its hash column (and key column) added, batch by batch; return the row count and
+    the hash columns (for their distinct counts)."""
+    data = dataset(paths)
+    for t in data.schema.types:
         if not _spark_writes_as_read(t):
             raise Ineligible(f"Spark would write a column of type {t} as another type")
     options = {"algorithm": hashing.get("algorithm", "murmur3"), "hmac_key": hashing.get("hmac_key")}
-    added = []
-    if key_columns:
-        added.append((names[1], hxa.record_key(table, key_columns, **options)))
-    added.append((names[0], hxa.record_hash(table, columns, **options)))
-    for name, hashes in added:
-        table = table.append_column(name, hex_upper(hashes) if as_hex else hashes.cast(pa.binary()))
-    return table
+    added_type = pa.string() if as_hex else pa.binary()
+    added_names = ([names[1]] if key_columns else []) + [names[0]]
+    schema = data.schema
+    for name in added_names:
+        schema = schema.append(pa.field(name, added_type, nullable=False))
+    hashes: dict[str, list[pa.Array]] = {name: [] for name in added_names}
+    rows = 0
+
+    def write(path: str) -> None:
+        nonlocal rows
+        with pq.ParquetWriter(path, schema, compression="snappy") as writer:
+            for batch in data.to_batches():
+                added = [hxa.record_key(batch, key_columns, **options)] if key_columns else []
+                added.append(hxa.record_hash(batch, columns, **options))
+                added = [hex_upper(h) if as_hex else h.cast(pa.binary()) for h in added]
+                for name, column in zip(added_names, added):
+                    hashes[name].append(column)
+                writer.write_batch(pa.RecordBatch.from_arrays([*batch.columns, *added], schema=schema))
+                rows += batch.num_rows
+
+    write_staged_parquet(out, mode, write)
+    return {"rows": rows, **{n: pa.chunked_array(c, added_type) for n, c in hashes.items()}}
 
 
 def distinct(column: pa.ChunkedArray) -> int:
