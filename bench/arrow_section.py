@@ -48,10 +48,25 @@ def encoded_bytes(table, rows: int = 2000) -> float:
     return sum(lengths) / len(lengths)
 
 
+def _nullable(field):
+    """``field`` with every field in it, at every depth, nullable."""
+    import pyarrow as pa
+
+    t = field.type
+    if pa.types.is_struct(t):
+        t = pa.struct([_nullable(t.field(i)) for i in range(t.num_fields)])
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        t = pa.list_(_nullable(t.value_field))
+    elif pa.types.is_map(t):
+        t = pa.map_(t.key_field, _nullable(t.item_field))
+    return field.with_type(t).with_nullable(True)
+
+
 def section_arrow(b, df, rows: int, nested, nested_rows: int, stream_rows: int, noop, log) -> dict:
     import pandas as pd
     import polars as pl
     import polars_hash as plh
+    import pyarrow as pa
 
     import hashexpr as hx
     from hashexpr import arrow as hxa
@@ -128,7 +143,8 @@ def section_arrow(b, df, rows: int, nested, nested_rows: int, stream_rows: int, 
     if nested is not None:
         ntable = nested.toArrow()
         ncols = nested.columns
-        nframe = pl.from_arrow(ntable)
+        # Polars refuses non-nullable struct fields under NULL structs, which Spark's toArrow writes.
+        nframe = pl.from_arrow(ntable.cast(pa.schema([_nullable(f) for f in ntable.schema])))
         nested_out = b.measure_rounds(
             [
                 (

@@ -320,7 +320,7 @@ impl Node {
     }
 
     /// Whether the value of `row` is NULL (a dictionary's key or value, every value of the null type).
-    #[inline]
+    #[inline(always)]
     pub fn is_null(&self, row: usize) -> bool {
         match self {
             Self::Null => true,
@@ -381,69 +381,228 @@ impl Node {
     /// Appends `ENC(value of row)` to `out`.
     #[inline]
     pub fn encode(&self, row: usize, out: &mut Vec<u8>, scratch: &mut Scratch) {
-        if self.is_null(row) {
-            out.push(NULL);
-            return;
-        }
+        // One match: each arm checks its own validity, rather than a second match to find it first.
         match self {
-            Self::Null => unreachable!("every value of the null type is NULL"),
-            Self::Boolean(_, v) => put_bool(out, v.value(row)),
-            Self::Int8(_, v) => put_i64(out, INTEGRAL, i64::from(v[row])),
-            Self::Int16(_, v) => put_i64(out, INTEGRAL, i64::from(v[row])),
-            Self::Int32(_, v) => put_i64(out, INTEGRAL, i64::from(v[row])),
-            Self::Int64(_, v) => put_i64(out, INTEGRAL, v[row]),
-            Self::UInt8(_, v) => put_i64(out, INTEGRAL, i64::from(v[row])),
-            Self::UInt16(_, v) => put_i64(out, INTEGRAL, i64::from(v[row])),
-            Self::UInt32(_, v) => put_i64(out, INTEGRAL, i64::from(v[row])),
-            Self::UInt64(_, v) => put_decimal(out, i128::from(v[row]), 0),
-            Self::Float32(_, v) => put_double(out, f64::from(v[row])),
-            Self::Float64(_, v) => put_double(out, v[row]),
-            Self::Decimal32(_, v, s) => put_decimal(out, i128::from(v[row]), *s),
-            Self::Decimal64(_, v, s) => put_decimal(out, i128::from(v[row]), *s),
-            Self::Decimal128(_, v, s) => put_decimal(out, v[row], *s),
-            Self::Decimal256(_, v, s) => put_decimal(out, v[row].as_i128(), *s),
-            Self::Bytes(tag, _, offsets, data) => put_bytes(out, *tag, slice32(offsets, data, row)),
-            Self::LargeBytes(tag, _, offsets, data) => {
-                put_bytes(out, *tag, slice64(offsets, data, row))
-            }
-            Self::View(tag, _, views, buffers) => {
-                put_bytes(out, *tag, view_bytes(views, row, buffers))
-            }
-            Self::FixedBytes(_, a) => put_bytes(out, BINARY, a.value(row)),
-            Self::Date32(_, v) => put_i32(out, DATE, v[row]),
-            Self::Date64(_, v) => put_i32(out, DATE, (v[row] / MICROS_PER_DAY_MS) as i32),
-            Self::Timestamp(tag, _, v, unit) => put_i64(out, *tag, micros(v[row], unit)),
-            Self::List(_, offsets, child) => {
-                let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-                encode_elements(child, start..end, out, scratch);
-            }
-            Self::LargeList(_, offsets, child) => {
-                let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-                encode_elements(child, start..end, out, scratch);
-            }
-            Self::ListView(_, offsets, sizes, child) => {
-                let start = offsets[row] as usize;
-                encode_elements(child, start..start + sizes[row] as usize, out, scratch);
-            }
-            Self::LargeListView(_, offsets, sizes, child) => {
-                let start = offsets[row] as usize;
-                encode_elements(child, start..start + sizes[row] as usize, out, scratch);
-            }
-            Self::FixedList(_, size, child) => {
-                encode_elements(child, row * size..(row + 1) * size, out, scratch)
-            }
-            Self::Map(_, offsets, keys, values) => {
-                let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-                encode_map(keys, values, start..end, out, scratch);
-            }
-            Self::Struct(_, fields) => {
-                out.push(STRUCT);
-                put_u32(out, fields.len() as u32);
-                for field in fields {
-                    field.encode(row, out, scratch);
+            Self::Null => out.push(NULL),
+            Self::Boolean(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_bool(out, v.value(row));
                 }
             }
-            Self::Dictionary(_, keys, values) => values.encode(keys[row], out, scratch),
+            Self::Int8(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, INTEGRAL, i64::from(v[row]));
+                }
+            }
+            Self::Int16(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, INTEGRAL, i64::from(v[row]));
+                }
+            }
+            Self::Int32(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, INTEGRAL, i64::from(v[row]));
+                }
+            }
+            Self::Int64(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, INTEGRAL, v[row]);
+                }
+            }
+            Self::UInt8(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, INTEGRAL, i64::from(v[row]));
+                }
+            }
+            Self::UInt16(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, INTEGRAL, i64::from(v[row]));
+                }
+            }
+            Self::UInt32(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, INTEGRAL, i64::from(v[row]));
+                }
+            }
+            Self::UInt64(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_decimal(out, i128::from(v[row]), 0);
+                }
+            }
+            Self::Float32(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_double(out, f64::from(v[row]));
+                }
+            }
+            Self::Float64(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_double(out, v[row]);
+                }
+            }
+            Self::Decimal32(n, v, s) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_decimal(out, i128::from(v[row]), *s);
+                }
+            }
+            Self::Decimal64(n, v, s) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_decimal(out, i128::from(v[row]), *s);
+                }
+            }
+            Self::Decimal128(n, v, s) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_decimal(out, v[row], *s);
+                }
+            }
+            Self::Decimal256(n, v, s) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_decimal(out, v[row].as_i128(), *s);
+                }
+            }
+            Self::Bytes(tag, n, offsets, data) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_bytes(out, *tag, slice32(offsets, data, row));
+                }
+            }
+            Self::LargeBytes(tag, n, offsets, data) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_bytes(out, *tag, slice64(offsets, data, row))
+                }
+            }
+            Self::View(tag, n, views, buffers) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_bytes(out, *tag, view_bytes(views, row, buffers))
+                }
+            }
+            Self::FixedBytes(n, a) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_bytes(out, BINARY, a.value(row));
+                }
+            }
+            Self::Date32(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i32(out, DATE, v[row]);
+                }
+            }
+            Self::Date64(n, v) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i32(out, DATE, (v[row] / MICROS_PER_DAY_MS) as i32);
+                }
+            }
+            Self::Timestamp(tag, n, v, unit) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    put_i64(out, *tag, micros(v[row], unit));
+                }
+            }
+            Self::List(n, offsets, child) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+                    encode_elements(child, start..end, out, scratch);
+                }
+            }
+            Self::LargeList(n, offsets, child) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+                    encode_elements(child, start..end, out, scratch);
+                }
+            }
+            Self::ListView(n, offsets, sizes, child) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    let start = offsets[row] as usize;
+                    encode_elements(child, start..start + sizes[row] as usize, out, scratch);
+                }
+            }
+            Self::LargeListView(n, offsets, sizes, child) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    let start = offsets[row] as usize;
+                    encode_elements(child, start..start + sizes[row] as usize, out, scratch);
+                }
+            }
+            Self::FixedList(n, size, child) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    encode_elements(child, row * size..(row + 1) * size, out, scratch)
+                }
+            }
+            Self::Map(n, offsets, keys, values) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+                    encode_map(keys, values, start..end, out, scratch);
+                }
+            }
+            Self::Struct(n, fields) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    out.push(STRUCT);
+                    put_u32(out, fields.len() as u32);
+                    for field in fields {
+                        field.encode(row, out, scratch);
+                    }
+                }
+            }
+            Self::Dictionary(n, keys, values) => {
+                if n.is_null(row) {
+                    out.push(NULL);
+                } else {
+                    values.encode(keys[row], out, scratch);
+                }
+            }
         }
     }
 }
