@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,7 @@ def section_arrow(b, df, rows: int, nested, nested_rows: int, stream_rows: int, 
     import polars as pl
     import polars_hash as plh
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     import hashexpr as hx
     from hashexpr import arrow as hxa
@@ -141,7 +143,11 @@ def section_arrow(b, df, rows: int, nested, nested_rows: int, stream_rows: int, 
 
     nested_out = None
     if nested is not None:
-        ntable = nested.toArrow()
+        # Through Parquet: pyspark's toArrow fails on non-nullable fields under NULL structs.
+        folder = tempfile.mkdtemp(dir=os.environ.get("BENCH_TMP"))
+        nested.write.mode("overwrite").parquet(folder)
+        ntable = pq.read_table(folder)
+        shutil.rmtree(folder)
         ncols = nested.columns
         # Polars refuses non-nullable struct fields under NULL structs, which Spark's toArrow writes.
         nframe = pl.from_arrow(ntable.cast(pa.schema([_nullable(f) for f in ntable.schema])))
@@ -171,6 +177,7 @@ def section_arrow(b, df, rows: int, nested, nested_rows: int, stream_rows: int, 
             ]
         )
         nested_identical = hxa.dataset_fingerprint(ntable) == hx.dataset_fingerprint(nested)
+
         log(f"  nested: hashexpr.arrow's fingerprint is Spark's: {nested_identical}")
     else:
         nested_identical = None
