@@ -98,7 +98,7 @@ def runs(work, fingerprint_of_rows, before, tmp_path_factory) -> dict[str, subpr
             "json array multiline": ["fingerprint", "array.json", "--option", "multiLine=true", "--json"],
             "variant": ["hash", "variant.parquet", "--out", "variant_hashed.parquet"],
             "empty csv": ["hash", "empty.csv", "--out", "empty_hashed.parquet"],
-            "verbose": ["fingerprint", "rows.parquet", "--verbose"],
+            "verbose": ["fingerprint", "rows.parquet", "--verbose", "--engine", "spark"],
             "spark fails": ["fingerprint", "rows.parquet", "--conf", "spark.jars.packages=org.example:no-such-thing:0.0"],
         },
         logs,
