@@ -22,8 +22,17 @@ from hashexpr import arrow as hxa
 from hashexpr import io as hio
 from hashexpr import sources as hsources
 
-#: The only ``--conf`` settings the engine honours: HMAC keys (``spark.hashexpr.secret.<name>``).
+#: The ``--conf`` prefix of HMAC keys (``spark.hashexpr.secret.<name>``), which the engine reads.
 _SECRET_CONF = "spark.hashexpr.secret."
+#: ``--conf`` settings that size or place Spark's JVMs and change no result; any other needs Spark.
+_NEUTRAL_CONF = (
+    _SECRET_CONF,
+    "spark.driver.",
+    "spark.executor.",
+    "spark.ui.",
+    "spark.memory.",
+    "spark.local.",
+)
 
 
 class Ineligible(ValueError):
@@ -74,8 +83,8 @@ def eligibility(args: argparse.Namespace, src: hsources.Source, out_fmt: str | N
         reasons.append("the engine reads local paths without globs only")
     if src.version is not None or src.timestamp is not None or args.schema or args.option:
         reasons.append("--schema, --option, --version and --timestamp need Spark")
-    if any(not key.startswith(_SECRET_CONF) for key, _ in args.conf) or args.master != "local[*]":
-        reasons.append("--conf (other than spark.hashexpr.secret.*) and --master need Spark")
+    if any(not key.startswith(_NEUTRAL_CONF) for key, _ in args.conf) or args.master != "local[*]":
+        reasons.append("--master and --conf settings other than secrets and JVM resources need Spark")
     if out_fmt not in (None, "parquet"):
         reasons.append(f"the engine writes Parquet only, not {out_fmt}")
     if reasons:
