@@ -28,7 +28,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
 import hashexpr as hx
-from hashexpr import cli_arrow, cli_session, cli_signals
+from hashexpr import cli_session, cli_signals
 from hashexpr import io as hio
 from hashexpr import names as hnames
 from hashexpr import sources as hsources
@@ -362,6 +362,9 @@ def _arrow_paths(
     """The Parquet files the Arrow engine reads for this run, or ``None`` when Spark runs it."""
     if args.engine == "spark":
         return None
+    # Imported here: the Arrow engine's modules load pyarrow, which `hashexpr jar` and Spark runs do without.
+    from hashexpr import cli_arrow
+
     try:
         return cli_arrow.eligibility(args, src, out_fmt)
     except cli_arrow.Ineligible as why:
@@ -514,9 +517,11 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
     hashing = _hashing(args)
     paths = _arrow_paths(args, src, out_fmt)
     if paths is not None:
+        from hashexpr.cli_arrow import Ineligible
+
         try:
             return _run_hash_arrow(args, src, paths, requested, excluded, key, new_columns, hashing)
-        except cli_arrow.Ineligible:
+        except Ineligible:
             if args.engine == "arrow":
                 raise
 
@@ -541,7 +546,9 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
         hio.write(hashed, args.out, out_fmt, args.mode)
         counts = _count_distinct(hio.read(spark, args.out, out_fmt, hashed.schema), new_columns)
         time_zone = _time_zone(spark, [src])
-    return _hash_outcome(args, src, out_fmt, columns, list(df.columns), key_columns, hashing, counts, time_zone)
+    return _hash_outcome(
+        args, src, out_fmt, columns, list(df.columns), key_columns, hashing, counts, time_zone
+    )
 
 
 def _run_hash_arrow(
@@ -555,6 +562,8 @@ def _run_hash_arrow(
     hashing: dict[str, Any],
 ) -> Outcome:
     """``hashexpr hash`` by the Arrow engine: the same output and summary, no JVM."""
+    from hashexpr import cli_arrow
+
     available = cli_arrow.dataset(paths).schema.names
     columns = _chosen(available, requested, excluded)
     key_columns = resolve_columns(available, key) if key else []
@@ -747,6 +756,8 @@ def _run_fingerprint_arrow(
     hashing: dict[str, Any],
 ) -> Outcome:
     """``hashexpr fingerprint`` by the Arrow engine: the same fingerprints, no JVM."""
+    from hashexpr import cli_arrow
+
     columns = _chosen(cli_arrow.dataset(paths).schema.names, [], excluded)
     keywords = _arrow_hashing(args, hashing)
     algorithm, key = keywords.get("algorithm", "murmur3"), keywords.get("hmac_key")
@@ -759,8 +770,15 @@ def _run_fingerprint_arrow(
         if args.out:
             cli_arrow.write_parquet(table, args.out, args.mode)
             outcome = Outcome(
-                summary=[("groups", f"{table.num_rows:,} by {', '.join(groups)}"), ("output", f"{args.out} ({out_fmt})")],
-                report={"by": groups, "groups": table.num_rows, "output": {"path": args.out, "format": out_fmt}},
+                summary=[
+                    ("groups", f"{table.num_rows:,} by {', '.join(groups)}"),
+                    ("output", f"{args.out} ({out_fmt})"),
+                ],
+                report={
+                    "by": groups,
+                    "groups": table.num_rows,
+                    "output": {"path": args.out, "format": out_fmt},
+                },
             )
         else:
             outcome = _groups_outcome(groups, table.slice(0, args.limit).to_pylist(), table.num_rows)
@@ -1032,11 +1050,17 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
         raise ValueError(f"--limit must be 0 or more, not {args.limit}")
     hashing = _hashing(args)
     if hashing and args.hash_col:
-        raise ValueError("--algorithm applies to a computed hash key; a stored --hash-col is checked as it is")
+        raise ValueError(
+            "--algorithm applies to a computed hash key; a stored --hash-col is checked as it is"
+        )
     if args.hash_col and args.engine == "arrow":
-        raise ValueError("--engine arrow computes hash keys; a stored --hash-col is checked by --engine spark")
+        raise ValueError(
+            "--engine arrow computes hash keys; a stored --hash-col is checked by --engine spark"
+        )
     paths = None if args.hash_col else _arrow_paths(args, src)
     if paths is not None:
+        from hashexpr import cli_arrow
+
         keys = resolve_columns(cli_arrow.dataset(paths).schema.names, key)
         count, problems = cli_arrow.collisions(paths, keys, _arrow_hashing(args, hashing))
         outcome = _collisions_outcome(src, keys, problems[: args.limit], count)

@@ -8,11 +8,11 @@ files as Spark reads them (``docs/CLI.md``, ``--engine``).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -127,6 +127,8 @@ def _secret_key(args: argparse.Namespace, env_name: str) -> str | None:
 
 def hex_upper(hashes: pa.FixedSizeBinaryArray) -> pa.StringArray:
     """Hashes as upper-case hex strings, as SQL ``hex()`` writes them (NULL stays NULL)."""
+    import numpy as np
+
     width = hashes.type.byte_width
     digits = np.frombuffer(b"0123456789ABCDEF", np.uint8)
     data = np.frombuffer(hashes.buffers()[1], np.uint8)[
@@ -193,6 +195,8 @@ def write_hashed(
     for t in data.schema.types:
         if not _spark_writes_as_read(t):
             raise Ineligible(f"Spark would write a column of type {t} as another type")
+    if as_hex and importlib.util.find_spec("numpy") is None:
+        raise Ineligible("--hex on the Arrow engine needs numpy")
     options = {"algorithm": hashing.get("algorithm", "murmur3"), "hmac_key": hashing.get("hmac_key")}
     added_type = pa.string() if as_hex else pa.binary()
     added_names = ([names[1]] if key_columns else []) + [names[0]]
@@ -237,7 +241,7 @@ def collisions(paths: Sequence[str], keys: list[str], hashing: dict[str, Any]) -
         {
             "hk": hash_keys.cast(pa.binary()),
             "id": identity.cast(pa.binary()),
-            "row": pa.array(np.arange(table.num_rows)),
+            "row": pa.array(range(table.num_rows), pa.int64()),
         }
     )
     per_pair = pairs.group_by(["hk", "id"]).aggregate([("row", "min"), ("row", "count")])
