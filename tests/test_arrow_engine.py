@@ -192,6 +192,17 @@ def test_types_without_spark_type_are_refused_before_any_output(array, text):
     assert len(hxa.record_hash(table, ["ok"])) == 1
 
 
+def test_extension_types_are_refused_at_any_depth():
+    uuid = pa.array([b"0123456789abcdef"], pa.uuid())
+    nested = pa.StructArray.from_arrays([uuid], ["id"])
+    for table in (pa.table({"u": uuid}), pa.table({"s": nested})):
+        name = table.column_names[0]
+        with pytest.raises(
+            ValueError, match=f"column '{name}': Spark has no type for the Arrow extension type arrow.uuid"
+        ):
+            hxa.record_hash(table)
+
+
 def test_values_spark_cannot_hold_are_refused():
     with pytest.raises(ValueError, match=r"record_hash: column 't': the timestamp\[ns\] value 1001"):
         hxa.record_hash(pa.table({"t": pa.array([1000, 1001], pa.timestamp("ns"))}))

@@ -141,6 +141,19 @@ def test_auto_takes_spark_where_the_engine_would_differ(files, capsys):
     assert status == 2
 
 
+def test_auto_leaves_spark_types_arrow_cannot_say_to_spark(spark, tmp_path, capsys):
+    path = tmp_path / "collated.parquet"
+    # In-process runs here must not reach Spark: the command line stops the session it used.
+    spark.sql("SELECT 'Abc' COLLATE UTF8_LCASE AS s, 1 AS id").write.parquet(str(path))
+    status = main(["fingerprint", str(path), "--engine", "arrow"])
+    assert status == 2
+    assert "Spark reads column 's' as string collate UTF8_LCASE" in capsys.readouterr().err
+    variant = tmp_path / "variant.parquet"
+    spark.sql("""SELECT 1 AS id, parse_json('{"x": 1}') AS v""").write.parquet(str(variant))
+    assert main(["fingerprint", str(variant), "--engine", "arrow"]) == 2
+    assert "'v'" in capsys.readouterr().err
+
+
 def test_the_console_command_starts_no_jvm(files, tmp_path):
     """The real command in a process whose only java records that it ran: auto and arrow never run it."""
     fake = tmp_path / "jdk" / "bin"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -22,6 +23,8 @@ from hashexpr import arrow as hxa
 from hashexpr import io as hio
 from hashexpr import sources as hsources
 
+#: The Parquet key-value metadata in which Spark writes the Spark schema of a file.
+_SPARK_SCHEMA = b"org.apache.spark.sql.parquet.row.metadata"
 #: The ``--conf`` prefix of HMAC keys (``spark.hashexpr.secret.<name>``), which the engine reads.
 _SECRET_CONF = "spark.hashexpr.secret."
 #: ``--conf`` settings that size or place Spark's JVMs and change no result; any other needs Spark.
@@ -108,10 +111,32 @@ def eligibility(args: argparse.Namespace, src: hsources.Source, out_fmt: str | N
         if any(physical.column(i).physical_type == "INT96" for i in range(len(physical))):
             raise Ineligible("INT96 timestamps (Spark reads them as TIMESTAMP, pyarrow without a time zone)")
     try:
-        hxa.spark_types(schemas[0])
+        types = dict(hxa.spark_types(schemas[0]))
     except ValueError as error:
         raise Ineligible(str(error)) from None
+    spark_schema = (schemas[0].metadata or {}).get(_SPARK_SCHEMA)
+    if spark_schema is not None:
+        _check_spark_schema(spark_schema, types)
     return paths
+
+
+def _check_spark_schema(text: bytes, types: dict[str, str]) -> None:
+    """A file Spark wrote says which Spark types it holds, and Spark reads them so (a collated string, a
+    VARIANT stored as a struct): every column must hash as the engine hashes it."""
+    from pyspark.sql.types import StructType
+
+    from hashexpr.reference import spark_type_string
+
+    try:
+        fields = StructType.fromJson(json.loads(text)).fields
+        theirs = {f.name: spark_type_string(f.dataType) for f in fields}
+    except Exception as error:  # noqa: BLE001 - a type this pyspark does not know: Spark decides
+        raise Ineligible(f"the file's Spark schema has a type this engine does not know ({error})") from None
+    for name, spark_type in theirs.items():
+        if types.get(name) != spark_type:
+            raise Ineligible(
+                f"Spark reads column {name!r} as {spark_type}, which the Arrow data does not say"
+            )
 
 
 def dataset(paths: Sequence[str]) -> ds.Dataset:

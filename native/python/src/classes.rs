@@ -3,6 +3,7 @@
 
 use arrow_array::{ArrayRef, FixedSizeBinaryArray};
 use arrow_buffer::{Buffer, NullBuffer};
+use arrow_schema::{DataType, Field};
 use hashexpr_core::case::Case;
 use hashexpr_core::{
     spark_types as core_spark_types, Algorithm, Columns, Fingerprinter, KeyOptions, NullKey,
@@ -31,6 +32,9 @@ impl Chosen {
                 PyValueError::new_err(format!("column position {i} is not in the schema"))
             })?;
             chosen.push((field.name().clone(), field.data_type().clone()));
+        }
+        for &i in &positions {
+            refuse_extensions(&fields[i]).map_err(value_error)?;
         }
         let types = core_spark_types(&chosen).map_err(value_error)?;
         Ok(Self {
@@ -69,10 +73,40 @@ impl Chosen {
     }
 }
 
+/// An error, naming the column, when `field` or a field in it is of an Arrow extension type: its meaning is not
+/// its storage's (a Parquet VARIANT is a struct of two binaries), and format v1 defines none.
+fn refuse_extensions(field: &Field) -> Result<(), hashexpr_core::Error> {
+    fn extension(field: &Field) -> Option<String> {
+        if let Some(name) = field.metadata().get("ARROW:extension:name") {
+            return Some(name.clone());
+        }
+        match field.data_type() {
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::Map(f, _) => extension(f),
+            DataType::Struct(fields) => fields.iter().find_map(|f| extension(f)),
+            _ => None,
+        }
+    }
+    match extension(field) {
+        Some(name) => Err(hashexpr_core::Error::invalid(format!(
+            "Spark has no type for the Arrow extension type {name}"
+        ))
+        .in_column(field.name())),
+        None => Ok(()),
+    }
+}
+
 /// The Spark type string of each column of `schema`, or a `ValueError` naming the first one without.
 #[pyfunction]
 pub fn spark_types(schema: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     let fields = import_schema(schema)?;
+    for field in &fields {
+        refuse_extensions(field).map_err(value_error)?;
+    }
     let pairs: Vec<_> = fields
         .iter()
         .map(|f| (f.name().clone(), f.data_type().clone()))
