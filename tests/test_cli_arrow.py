@@ -119,6 +119,20 @@ def test_hash_writes_what_spark_writes(spark, files, tmp_path, capsys, monkeypat
     assert sorted(hexed) == sorted(df.select("id", F.hex(hx.record_hash("*")).alias("record_hash")).collect())
 
 
+def test_hash_of_a_file_spark_wrote_reads_back_in_spark(spark, tmp_path, capsys):
+    source = tmp_path / "spark.parquet"
+    spark.createDataFrame([(1, "a"), (2, None)], "id INT, name STRING").write.parquet(str(source))
+    out = tmp_path / "out.parquet"
+    status, report = _run(capsys, "hash", source, "--out", out, "--key", "id")
+    assert (status, report["engine"]) == (0, "arrow")
+    written = spark.read.parquet(str(out))
+    assert written.columns == ["id", "name", "record_key", "record_hash"]
+    expected = written.select(F.hex(hx.record_hash("id", "name")), F.hex(hx.record_key("id")))
+    assert sorted(written.select(F.hex("record_hash"), F.hex("record_key")).collect()) == sorted(
+        expected.collect()
+    )
+
+
 def test_collisions(files, capsys):
     status, report = _run(capsys, "collisions", files["rows"], "--key", "name")
     assert (status, report["engine"], report["problems"]) == (0, "arrow", 0)

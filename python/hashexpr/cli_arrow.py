@@ -239,7 +239,9 @@ def write_hashed(
     options = {"algorithm": hashing.get("algorithm", "murmur3"), "hmac_key": hashing.get("hmac_key")}
     added_type = pa.string() if as_hex else pa.binary()
     added_names = ([names[1]] if key_columns else []) + [names[0]]
-    schema = data.schema
+    # Without the input's metadata: Spark reads the schema a file's Spark metadata states, which lacks the
+    # added columns.
+    schema = data.schema.remove_metadata()
     for name in added_names:
         schema = schema.append(pa.field(name, added_type, nullable=False))
     hashes: dict[str, list[pa.Array]] = {name: [] for name in added_names}
