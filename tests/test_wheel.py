@@ -19,7 +19,8 @@ from hashexpr.jar import SPARK_LINES, jar_name
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()
-WHEEL = ROOT / "dist" / f"hashexpr-{VERSION}-py3-none-any.whl"
+# One platform wheel: the jars and the Arrow engine's extension module (stable ABI, CPython 3.10 and later).
+WHEELS = sorted((ROOT / "dist").glob(f"hashexpr-{VERSION}-cp310-abi3-*.whl"))
 VECTORS = json.loads((ROOT / "spec" / "vectors-v1.json").read_text(encoding="utf-8"))["vectors"]
 FINGERPRINTS = json.loads((ROOT / "spec" / "fingerprint-vectors-v1.json").read_text(encoding="utf-8"))[
     "vectors"
@@ -41,6 +42,9 @@ row = spark.range(1).select(
 old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id INT, v STRING")
 new = spark.createDataFrame([(1, "a"), (2, "B"), (4, "d")], "id INT, v STRING")
 cli = subprocess.run([sys.executable, "-m", "hashexpr", "jar"], capture_output=True, text=True, check=True)
+import pyarrow as pa
+from hashexpr import arrow as hxa
+arrow_hash = hxa.record_hash(pa.table({"id": pa.array([1], pa.int32()), "name": ["a"]}))[0].as_py().hex()
 print(json.dumps({
     "package": hx.__file__,
     "version": hx.__version__,
@@ -50,6 +54,7 @@ print(json.dumps({
     "hashes": [h.lower() for h in row],
     "fingerprint": hx.dataset_fingerprint(spark.sql(fingerprint_sql)),
     "diff": hx.summarize(hx.diff(old, new, "id")),
+    "arrow_hash": arrow_hash,
 }))
 """
 
@@ -62,9 +67,9 @@ def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def wheel() -> Path:
-    if not WHEEL.is_file():
-        pytest.fail(f"{WHEEL} is missing: `make dist` builds it (make test does this first)")
-    return WHEEL
+    if len(WHEELS) != 1:
+        pytest.fail(f"dist/ holds {len(WHEELS)} hashexpr-{VERSION} platform wheels, not one: `make dist` builds it")
+    return WHEELS[0]
 
 
 def test_the_wheel_carries_every_lines_jar(wheel):
@@ -72,6 +77,15 @@ def test_the_wheel_carries_every_lines_jar(wheel):
         jars = sorted(n for n in archive.namelist() if n.endswith(".jar"))
     expected = sorted(f"hashexpr/jars/{jar_name(s, c)}" for s, scalas in SPARK_LINES.items() for c in scalas)
     assert jars == expected
+
+
+def test_the_wheel_carries_the_engine_at_the_packages_version(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert [n for n in names if n.startswith("hashexpr/_native")] == ["hashexpr/_native.abi3.so"]
+    assert "hashexpr/unicode_case_14_0_0.txt" in names
+    cargo = (ROOT / "native" / "Cargo.toml").read_text(encoding="utf-8")
+    assert f'version = "{VERSION}"' in cargo
 
 
 # make test installs the wheel next to Spark 3.5 and the pinned line; make test-matrix next to every line.
@@ -101,3 +115,5 @@ def test_the_wheel_alone_on_each_line(wheel, line, tmp_path):
     assert result["hashes"] == [v["hex"] for v in CHECKED]
     assert result["fingerprint"] == fingerprint["fingerprint"]
     assert result["diff"] == {"insert": 1, "update": 1, "delete": 1, "duplicate_key": 0, "null_key": 0}
+    # hashexpr.arrow from the wheel: record_hash(1 INT, 'a' STRING), as in hx.record_hash's docstring.
+    assert result["arrow_hash"] == "bb9718ed625b2fc5763e75f3abfd7c5a"

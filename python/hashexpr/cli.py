@@ -386,6 +386,41 @@ def _collision_options(options: KeyOptions, args: argparse.Namespace) -> dict[st
     return kwargs
 
 
+def _add_engine(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "spark", "arrow"),
+        default="auto",
+        help="arrow: hashexpr.arrow, no JVM, for local Parquet files whose every type it hashes; spark: an embedded "
+        "Spark; auto (default): arrow where its result is Spark's, else spark",
+    )
+
+
+def _arrow_paths(
+    args: argparse.Namespace, src: hsources.Source, out_fmt: str | None = None
+) -> list[str] | None:
+    """The Parquet files the Arrow engine reads for this run, or ``None`` when Spark runs it."""
+    if args.engine == "spark":
+        return None
+    # Imported here: the Arrow engine's modules load pyarrow, which `hashexpr jar` and Spark runs do without.
+    from hashexpr import cli_arrow
+
+    try:
+        return cli_arrow.eligibility(args, src, out_fmt)
+    except cli_arrow.Ineligible as why:
+        if args.engine == "arrow":
+            raise ValueError(f"--engine arrow cannot run this: {why}; use --engine spark or auto") from None
+        return None
+
+
+def _arrow_hashing(args: argparse.Namespace, hashing: dict[str, Any]) -> dict[str, Any]:
+    """The algorithm keywords of ``hashexpr.arrow``: the secret's value instead of its name."""
+    if not hashing:
+        return {}
+    key = dict(args.conf).get(f"spark.hashexpr.secret.{args.secret}") if args.secret else None
+    return {"algorithm": hashing["algorithm"], "hmac_key": key}
+
+
 def _secret_env(name: str) -> str:
     return "HASHEXPR_SECRET_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
 
@@ -500,6 +535,7 @@ def _add_hash(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
         "--key-column-name", default="record_key", help="name of the --key column (default: %(default)s)"
     )
     _add_algorithm(parser)
+    _add_engine(parser)
     parser.set_defaults(run=_run_hash)
 
 
@@ -523,6 +559,15 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
         raise ValueError("--column-name and --key-column-name are the same: name them differently")
     args.mode = _check_output(args, out_fmt, [src])
     hashing = _hashing(args)
+    paths = _arrow_paths(args, src, out_fmt)
+    if paths is not None:
+        from hashexpr.cli_arrow import Ineligible
+
+        try:
+            return _run_hash_arrow(args, src, paths, requested, excluded, key, new_columns, hashing, key_options)
+        except Ineligible:
+            if args.engine == "arrow":
+                raise
 
     with _session(args, [src.fmt, out_fmt]) as spark:
         df = src.read(spark)
@@ -546,14 +591,67 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
         hio.write(hashed, args.out, out_fmt, args.mode)
         counts = _count_distinct(hio.read(spark, args.out, out_fmt, hashed.schema), new_columns)
         time_zone = _time_zone(spark, [src])
+    return _hash_outcome(
+        args, src, out_fmt, columns, list(df.columns), key_columns, hashing, counts, time_zone
+    )
 
+
+def _run_hash_arrow(
+    args: argparse.Namespace,
+    src: hsources.Source,
+    paths: list[str],
+    requested: list[str],
+    excluded: list[str],
+    key: list[str],
+    new_columns: list[str],
+    hashing: dict[str, Any],
+    key_options: KeyOptions,
+) -> Outcome:
+    """``hashexpr hash`` by the Arrow engine: the same output and summary, no JVM."""
+    from hashexpr import cli_arrow
+
+    available = cli_arrow.dataset(paths).schema.names
+    columns = _chosen(available, requested, excluded)
+    key_columns = resolve_columns(available, key) if key else []
+    for name in new_columns:
+        if name.lower() in {c.lower() for c in available}:
+            option = "--column-name" if name == args.column_name else "--key-column-name"
+            raise ValueError(f"column {name!r} already exists in the input: name it otherwise with {option}")
+    written = cli_arrow.write_hashed(
+        paths,
+        columns,
+        key_columns,
+        (args.column_name, args.key_column_name),
+        args.hex,
+        _arrow_hashing(args, hashing),
+        args.out,
+        args.mode,
+        key_options,
+    )
+    counts = {"rows": written["rows"], **{c: cli_arrow.distinct(written[c]) for c in new_columns}}
+    outcome = _hash_outcome(args, src, "parquet", columns, available, key_columns, hashing, counts, None)
+    outcome.report["engine"] = "arrow"
+    return outcome
+
+
+def _hash_outcome(
+    args: argparse.Namespace,
+    src: hsources.Source,
+    out_fmt: str,
+    columns: list[str],
+    available: list[str],
+    key_columns: list[str],
+    hashing: dict[str, Any],
+    counts: dict[str, int],
+    time_zone: str | None,
+) -> Outcome:
     rows = counts["rows"]
     distinct = counts[args.column_name]
     hash_type = "STRING (hex)" if args.hex else ("BINARY(16)" if not hashing else "BINARY(32)")
     summary = [
         ("input", src.label()),
         ("rows read", f"{rows:,}"),
-        ("columns hashed", f"{len(columns)} of {len(df.columns)}: {_preview(columns)}"),
+        ("columns hashed", f"{len(columns)} of {len(available)}: {_preview(columns)}"),
         ("output", f"{args.out} ({out_fmt}), column {args.column_name} {hash_type}"),
         ("distinct hashes", f"{distinct:,} of {rows:,} rows ({_count(rows - distinct, 'duplicate')})"),
     ]
@@ -638,6 +736,7 @@ def _add_fingerprint(commands: argparse._SubParsersAction, common: argparse.Argu
         "hashes: no one can forge it; slower)",
         keyed="lthash16",
     )
+    _add_engine(parser)
     parser.set_defaults(run=_run_fingerprint)
 
 
@@ -670,6 +769,9 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
     if args.out:
         out_fmt = hio.output_format(args.out, args.out_format)
         args.mode = _check_output(args, out_fmt, [src])
+    paths = _arrow_paths(args, src, out_fmt)
+    if paths is not None:
+        return _run_fingerprint_arrow(args, src, paths, by, excluded, out_fmt, hashing)
 
     with _session(args, [src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
         df = src.read(spark)
@@ -693,14 +795,59 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
     return outcome
 
 
+def _run_fingerprint_arrow(
+    args: argparse.Namespace,
+    src: hsources.Source,
+    paths: list[str],
+    by: list[str],
+    excluded: list[str],
+    out_fmt: str | None,
+    hashing: dict[str, Any],
+) -> Outcome:
+    """``hashexpr fingerprint`` by the Arrow engine: the same fingerprints, no JVM."""
+    from hashexpr import cli_arrow
+
+    columns = _chosen(cli_arrow.dataset(paths).schema.names, [], excluded)
+    keywords = _arrow_hashing(args, hashing)
+    algorithm, key = keywords.get("algorithm", "murmur3"), keywords.get("hmac_key")
+    if not by:
+        rows, fingerprint = cli_arrow.fingerprint(paths, columns, algorithm, key)
+        outcome = _fingerprint_outcome(rows, fingerprint, columns, args.expect)
+    else:
+        groups = resolve_columns(columns, by)
+        table = cli_arrow.group_fingerprints(paths, columns, groups, algorithm, key)
+        if args.out:
+            cli_arrow.write_parquet(table, args.out, args.mode)
+            outcome = Outcome(
+                summary=[
+                    ("groups", f"{table.num_rows:,} by {', '.join(groups)}"),
+                    ("output", f"{args.out} ({out_fmt})"),
+                ],
+                report={
+                    "by": groups,
+                    "groups": table.num_rows,
+                    "output": {"path": args.out, "format": out_fmt},
+                },
+            )
+        else:
+            outcome = _groups_outcome(groups, table.slice(0, args.limit).to_pylist(), table.num_rows)
+    outcome.summary = [("input", src.label()), *outcome.summary]
+    outcome.report = {"input": src.as_dict(), "columns": columns, **outcome.report, "engine": "arrow"}
+    outcome.summary_to_stderr = True
+    return outcome
+
+
 def _whole_fingerprint(df: DataFrame, expect: str | None, hashing: dict[str, Any]) -> Outcome:
     # One job for both: the count and the fingerprint are two aggregates of the same scan.
     fingerprint_of_all = _fingerprint_column(["*"], **hashing)
     row = df.agg(F.count(F.lit(1)).alias("rows"), fingerprint_of_all.alias("fp")).first()
-    rows, fingerprint = int(row["rows"]), row["fp"]
+    return _fingerprint_outcome(int(row["rows"]), row["fp"], df.columns, expect)
+
+
+def _fingerprint_outcome(rows: int, fingerprint: str, columns: Sequence[str], expect: str | None) -> Outcome:
     outcome = Outcome(
         lines=[fingerprint],
-        summary=[("rows", f"{rows:,}"), ("columns", f"{len(df.columns)}: {_preview(df.columns)}")],
+        summary=[("rows", f"{rows:,}"), ("columns", f"{len(columns)}: {_preview(columns)}")],
         report={"rows": rows, "fingerprint": fingerprint},
     )
     if expect is not None:
@@ -732,7 +879,10 @@ def _group_fingerprints(
     shown = (
         fingerprints.orderBy(*map(hnames.column, groups)).limit(args.limit).collect() if args.limit else []
     )
-    count = fingerprints.count()
+    return _groups_outcome(groups, shown, fingerprints.count())
+
+
+def _groups_outcome(groups: list[str], shown: Sequence[Any], count: int) -> Outcome:
     return Outcome(
         lines=["\t".join([*(_text(row[g]) for g in groups), row[FINGERPRINT_COLUMN]]) for row in shown],
         summary=[
@@ -958,6 +1108,7 @@ def _add_collisions(commands: argparse._SubParsersAction, common: argparse.Argum
         "--limit", type=int, default=20, help="print at most this many (default: %(default)s)"
     )
     _add_algorithm(parser)
+    _add_engine(parser)
     parser.set_defaults(run=_run_collisions)
 
 
@@ -973,6 +1124,21 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
         raise ValueError(
             "--algorithm applies to a computed hash key; a stored --hash-col is checked as it is"
         )
+    if args.hash_col and args.engine == "arrow":
+        raise ValueError(
+            "--engine arrow computes hash keys; a stored --hash-col is checked by --engine spark"
+        )
+    if args.key_options is not None and args.engine == "arrow":
+        raise ValueError("--engine arrow finds collisions without key options; --key-options take --engine spark")
+    paths = None if args.hash_col or args.key_options is not None else _arrow_paths(args, src)
+    if paths is not None:
+        from hashexpr import cli_arrow
+
+        keys = resolve_columns(cli_arrow.dataset(paths).schema.names, key)
+        count, problems = cli_arrow.collisions(paths, keys, _arrow_hashing(args, hashing))
+        outcome = _collisions_outcome(src, keys, problems[: args.limit], count)
+        outcome.report["engine"] = "arrow"
+        return outcome
     with _session(args, [src.fmt]) as spark:
         df = src.read(spark)
         exact = hnames.case_sensitive(spark)
@@ -984,6 +1150,10 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
         # Only the problems shown come to the driver.
         shown = problems.limit(args.limit).collect() if args.limit else []
         count = problems.count() if len(shown) == args.limit else len(shown)
+    return _collisions_outcome(src, keys, shown, count)
+
+
+def _collisions_outcome(src: hsources.Source, keys: list[str], shown: Sequence[Any], count: int) -> Outcome:
     lines = []
     for row in shown:
         business = ", ".join(str(tuple(_json_value(v) for v in k)) for k in row["business_keys"])

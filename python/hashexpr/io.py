@@ -11,7 +11,7 @@ import glob
 import os
 import shutil
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -529,11 +529,19 @@ def write(df: DataFrame, path: str, fmt: str, mode: str = "error") -> None:
         # travel) and an unfinished run leaves only files no version refers to.
         writer.mode("overwrite").option("overwriteSchema", "true").save(target)
         return
+    write_staged(target, mode, lambda staging: writer.mode("error").save(staging))
+
+
+def write_staged(target: str, mode: str, write_into: Callable[[str], None]) -> None:
+    """Write the local output ``target`` with ``write_into(staging)``, a hidden sibling directory it creates,
+    then move it into place: a failed or interrupted write leaves no partial output, and ``overwrite`` keeps
+    the previous output until the new one is complete (see :func:`write`).
+    """
     _remove_stale_siblings(target)
     staging = _sibling(target, "tmp")
     _unfinished.add(staging)
     try:
-        writer.mode("error").save(staging)
+        write_into(staging)
         _move_into_place(staging, target, mode)
         _unfinished.discard(staging)
     finally:

@@ -1527,10 +1527,10 @@ def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
     string type: ``STRING``; every binary type: ``BINARY``; ``date32``, ``date64``: ``DATE``;
     a timestamp with a time zone: ``TIMESTAMP``; a timestamp without one: ``TIMESTAMP_NTZ`` (Parquet
     ``isAdjustedToUTC = false``, which Spark infers as ``TIMESTAMP_NTZ`` by default); every list
-    type: ``ARRAY``; ``struct``: ``STRUCT``; ``map``: ``MAP``; a dictionary: its values' type;
+    type (list views too): ``ARRAY``; ``struct``: ``STRUCT``; ``map``: ``MAP``; a dictionary: its values' type;
     ``null``: ``INT`` (Spark reads an all-``NULL`` Parquet column as ``INT``). Nullability is
     carried over. Other types (``float16``, ``time32``, ``time64``, ``duration``, intervals,
-    unions, views of lists, extension types, decimals above precision 38) raise :class:`ValueError`.
+    unions, extension types, decimals above precision 38) raise :class:`ValueError`.
 
     pyarrow reads a Parquet ``INT96`` timestamp (Spark's ``spark.sql.parquet.outputTimestampType=INT96``,
     Hive, Impala) as ``timestamp[ns]`` without a time zone, which this function maps to
@@ -1609,7 +1609,7 @@ def _spark_type(arrow_type: pyarrow.DataType, leaves: Iterator[str] | None) -> D
     types = pa.types
     if types.is_dictionary(arrow_type):
         return _spark_type(arrow_type.value_type, leaves)
-    if types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type):
+    if _is_list_type(arrow_type, types):
         field = arrow_type.value_field
         return ArrayType(_spark_type(field.type, leaves), field.nullable)
     if types.is_map(arrow_type):
@@ -1628,6 +1628,17 @@ def _spark_type(arrow_type: pyarrow.DataType, leaves: Iterator[str] | None) -> D
     if types.is_timestamp(arrow_type):
         return TimestampNTZType() if arrow_type.tz is None else TimestampType()
     raise ValueError(f"Spark has no type for the Arrow type {arrow_type}")
+
+
+def _is_list_type(arrow_type: pyarrow.DataType, types: Any) -> bool:
+    """Every Arrow list type: list, large list, fixed-size list, and the views (pyarrow writes them as Parquet LIST)."""
+    return (
+        types.is_list(arrow_type)
+        or types.is_large_list(arrow_type)
+        or types.is_fixed_size_list(arrow_type)
+        or types.is_list_view(arrow_type)
+        or types.is_large_list_view(arrow_type)
+    )
 
 
 def _arrow_atomic_types(pa: Any) -> list[tuple[Callable[[Any], bool], DataType]]:
@@ -1697,8 +1708,12 @@ def _plain_type(arrow_type: pyarrow.DataType, pa: Any, micros: bool) -> pyarrow.
         return pa.date32() if micros else pa.int32()
     if types.is_dictionary(arrow_type):
         return _plain_type(arrow_type.value_type, pa, micros)
-    if types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type):
-        return pa.list_(arrow_type.value_field.with_type(_plain_type(arrow_type.value_type, pa, micros)))
+    if _is_list_type(arrow_type, types):
+        plain = arrow_type.value_field.with_type(_plain_type(arrow_type.value_type, pa, micros))
+        # pyarrow casts no list view to a list: a view keeps its kind, which to_pylist reads alike.
+        if types.is_list_view(arrow_type) or types.is_large_list_view(arrow_type):
+            return arrow_type if plain.type == arrow_type.value_type else pa.list_view(plain)
+        return pa.list_(plain)
     if types.is_map(arrow_type):
         return pa.map_(
             arrow_type.key_field.with_type(_plain_type(arrow_type.key_type, pa, micros)),
@@ -1723,6 +1738,6 @@ def _positional(value: Any, arrow_type: pyarrow.DataType, pa: Any) -> Any:
             (_positional(k, arrow_type.key_type, pa), _positional(v, arrow_type.item_type, pa))
             for k, v in value
         ]
-    if types.is_list(arrow_type):
+    if _is_list_type(arrow_type, types):
         return [_positional(element, arrow_type.value_type, pa) for element in value]
     return value

@@ -1,0 +1,183 @@
+//! MurmurHash3 x64 128 (SMHasher's `MurmurHash3_x64_128`), one-shot and streaming.
+//!
+//! The digest is `LE64(h1) ‖ LE64(h2)`, the byte order of `mmh3.mmh3_x64_128_digest` and Guava's
+//! `HashCode.asBytes()` (docs/FORMAT.md, section 1).
+
+/// The seed of every hash in format v1: the ASCII bytes `hash`.
+pub const SEED: u32 = 0x6861_7368;
+
+const C1: u64 = 0x87c3_7b91_1142_53d5;
+const C2: u64 = 0x4cf5_ad43_2745_937f;
+
+#[inline(always)]
+fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^= k >> 33;
+    k
+}
+
+#[inline(always)]
+fn mix_k1(k1: u64) -> u64 {
+    k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2)
+}
+
+#[inline(always)]
+fn mix_k2(k2: u64) -> u64 {
+    k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1)
+}
+
+#[inline(always)]
+fn block(h1: &mut u64, h2: &mut u64, chunk: &[u8]) {
+    let k1 = u64::from_le_bytes(chunk[..8].try_into().unwrap());
+    let k2 = u64::from_le_bytes(chunk[8..16].try_into().unwrap());
+    *h1 ^= mix_k1(k1);
+    *h1 = h1
+        .rotate_left(27)
+        .wrapping_add(*h2)
+        .wrapping_mul(5)
+        .wrapping_add(0x52dc_e729);
+    *h2 ^= mix_k2(k2);
+    *h2 = h2
+        .rotate_left(31)
+        .wrapping_add(*h1)
+        .wrapping_mul(5)
+        .wrapping_add(0x3849_5ab5);
+}
+
+#[inline(always)]
+fn finish(mut h1: u64, mut h2: u64, tail: &[u8], len: u64) -> [u8; 16] {
+    debug_assert!(tail.len() < 16);
+    let mut padded = [0u8; 16];
+    padded[..tail.len()].copy_from_slice(tail);
+    if tail.len() > 8 {
+        h2 ^= mix_k2(u64::from_le_bytes(padded[8..].try_into().unwrap()));
+    }
+    if !tail.is_empty() {
+        h1 ^= mix_k1(u64::from_le_bytes(padded[..8].try_into().unwrap()));
+    }
+    h1 ^= len;
+    h2 ^= len;
+    h1 = h1.wrapping_add(h2);
+    h2 = h2.wrapping_add(h1);
+    h1 = fmix64(h1);
+    h2 = fmix64(h2);
+    h1 = h1.wrapping_add(h2);
+    h2 = h2.wrapping_add(h1);
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&h1.to_le_bytes());
+    out[8..].copy_from_slice(&h2.to_le_bytes());
+    out
+}
+
+/// The 16-byte MurmurHash3 x64 128 digest of `data` under `seed` (zero-extended into `h1` and `h2`).
+#[inline]
+pub fn murmur3_x64_128(data: &[u8], seed: u32) -> [u8; 16] {
+    let (mut h1, mut h2) = (u64::from(seed), u64::from(seed));
+    let mut blocks = data.chunks_exact(16);
+    for chunk in &mut blocks {
+        block(&mut h1, &mut h2, chunk);
+    }
+    finish(h1, h2, blocks.remainder(), data.len() as u64)
+}
+
+/// MurmurHash3 x64 128 over data given in pieces: the same digest as [`murmur3_x64_128`] of their concatenation.
+#[derive(Clone, Debug)]
+pub struct Murmur3 {
+    h1: u64,
+    h2: u64,
+    pending: [u8; 16],
+    pending_len: usize,
+    len: u64,
+}
+
+impl Murmur3 {
+    /// A hasher under `seed`.
+    pub fn new(seed: u32) -> Self {
+        Self {
+            h1: u64::from(seed),
+            h2: u64::from(seed),
+            pending: [0; 16],
+            pending_len: 0,
+            len: 0,
+        }
+    }
+
+    /// Adds `data` to what is hashed.
+    pub fn update(&mut self, mut data: &[u8]) {
+        self.len += data.len() as u64;
+        if self.pending_len > 0 {
+            let take = (16 - self.pending_len).min(data.len());
+            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&data[..take]);
+            self.pending_len += take;
+            data = &data[take..];
+            if self.pending_len < 16 {
+                return;
+            }
+            let pending = self.pending;
+            block(&mut self.h1, &mut self.h2, &pending);
+            self.pending_len = 0;
+        }
+        let mut blocks = data.chunks_exact(16);
+        for chunk in &mut blocks {
+            block(&mut self.h1, &mut self.h2, chunk);
+        }
+        let rest = blocks.remainder();
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.pending_len = rest.len();
+    }
+
+    /// The digest of everything added.
+    pub fn finish(&self) -> [u8; 16] {
+        finish(
+            self.h1,
+            self.h2,
+            &self.pending[..self.pending_len],
+            self.len,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn unhex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// spec/murmur3-vectors.json: digests computed by mmh3, an independent implementation.
+    #[test]
+    fn replays_the_murmur3_vectors() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../spec/murmur3-vectors.json"
+        );
+        let spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let vectors = spec["vectors"].as_array().expect("vectors");
+        assert!(vectors.len() > 10);
+        for vector in vectors {
+            let data = unhex(vector["input_hex"].as_str().unwrap());
+            let seed = vector["seed"].as_u64().unwrap() as u32;
+            let expected = vector["digest_hex"].as_str().unwrap();
+            assert_eq!(hex(&murmur3_x64_128(&data, seed)), expected, "{vector}");
+            // Split points around every block boundary give the same digest as one piece.
+            for split in (0..=data.len().min(40)).chain([data.len() / 2, data.len()]) {
+                let mut hasher = Murmur3::new(seed);
+                hasher.update(&data[..split]);
+                hasher.update(&data[split..]);
+                assert_eq!(hex(&hasher.finish()), expected);
+            }
+        }
+    }
+}
