@@ -151,12 +151,15 @@ wheel: venv
 test:
 	$(PYTHON) build/test.py
 
-.PHONY: test-jvm-lines test-pytest
-test-jvm-lines: venv
-	@mkdir -p target
-	$(SBT) $(NO_JAVADOC) hashexpr/package $(LINE_PACKAGES) hashexpr/test $(LINE_TESTS) hashexpr/publish \
-	  $(LINE_PUBLISHES)
+.PHONY: jvm-packages test-jvm-lines test-pytest
+# Every line's jar and Maven artifact (without the javadoc jar), in one sbt.
+jvm-packages: venv
+	$(SBT) $(NO_JAVADOC) hashexpr/package $(LINE_PACKAGES) hashexpr/publish $(LINE_PUBLISHES)
 	@$(MAKE) --no-print-directory $(JAR)
+
+# ScalaTest on every line, in one sbt; beside pytest (make test), one forked test JVM at a time.
+test-jvm-lines: venv
+	$(SBT) -Dhashexpr.test.forks=1 hashexpr/test $(LINE_TESTS)
 
 test-pytest: venv
 	$(PY) -m pytest

@@ -130,8 +130,9 @@ lazy val spark40 = lineProject("spark40", "4.0", "2.13")
 lazy val spark41 = lineProject("spark41", "4.1", "2.13")
 lazy val spark42 = lineProject("spark42", "4.2", "2.13")
 
-// Forked test JVMs each run a local Spark with a 4g heap: at most two at once on a small machine.
-Global / concurrentRestrictions += Tags.limit(Tags.ForkedTestGroup, 2)
+// Forked test JVMs each run a local Spark with a 4g heap: at most two at once on a small machine, or as many as
+// -Dhashexpr.test.forks says (make test runs ScalaTest beside pytest, one at a time).
+Global / concurrentRestrictions += Tags.limit(Tags.ForkedTestGroup, sys.props.getOrElse("hashexpr.test.forks", "2").toInt)
 
 // Publishing (docs/JVM.md): each line's jar as the Maven artifact io.hashexpr:hashexpr-spark<line>_<scala>:<VERSION>,
 // with its POM, sources jar and javadoc jar, into the Maven repository folder target/maven-repo

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """``make test``, phase by phase, and where its time went.
 
-Runs the phases of ``make test`` (each a ``make`` target, docs/TESTING.md) in order, the other Spark lines'
-virtualenvs in the background from the start, since they are mostly downloads. Each phase's wall time is printed
-when it ends, and a table of them all at the end, also when a phase fails or the run is interrupted, so that
-every log says where the time went; ``target/test-times.tsv`` keeps the table.
+Runs the phases of ``make test`` (each a ``make`` target; docs/TESTING.md). Two of them wait mostly on something
+other than this machine's cores: the other Spark lines' virtualenvs (downloads) start in the background at
+once, and once every jar is built, the JVM suites (ScalaTest on every line, then the Arrow engine's Rust tests)
+run beside the Python suites (the wheel, pytest on the pinned Spark, each other line's smoke suite), their output
+kept in a log that is printed after the Python suites' own. Each phase's wall time is printed when it ends, and a
+table of them all at the end, also when a phase fails or the run is interrupted, so that every log says where
+the time went; ``target/test-times.tsv`` keeps the table.
 
-Usage: ``build/test.py [--python PYTHON]``; ``make test`` runs it.
+Usage: ``build/test.py``; ``make test`` runs it.
 """
 
 from __future__ import annotations
@@ -22,43 +25,60 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMES = ROOT / "target" / "test-times.tsv"
-LINE_VENVS_LOG = ROOT / "target" / "line-venvs.log"
+TARGET = ROOT / "target"
+TIMES = TARGET / "test-times.tsv"
 
 
 @dataclass
 class Phase:
     name: str
-    target: list[str]
+    target: str
+    stream: str = "main"
+    log: Path | None = None
     seconds: float | None = None
     status: str = "not run"
     started: float | None = field(default=None, repr=False)
 
+    def run(self) -> bool:
+        """Run ``make <target>`` (into ``log`` when given); record its wall time and status."""
+        command = ["make", "--no-print-directory", self.target]
+        self.started = time.monotonic()
+        self.status = "running"
+        where = f" (output in {self.log.relative_to(ROOT)})" if self.log else ""
+        print(f"\n== {self.name}: make {self.target}{where}", flush=True)
+        if self.log is None:
+            code = subprocess.call(command, cwd=ROOT)
+        else:
+            with open(self.log, "a", encoding="utf-8") as out:
+                code = subprocess.call(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        self.seconds = time.monotonic() - self.started
+        self.status = "ok" if code == 0 else f"failed ({code})"
+        print(f"== {self.name}: {self.status} in {self.seconds:,.0f} s", flush=True)
+        return code == 0
 
-def make(*targets: str) -> list[str]:
-    return ["make", "--no-print-directory", *targets]
+
+class Stream(threading.Thread):
+    """Phases run one after another in a thread of their own; stops at the first that fails."""
+
+    def __init__(self, phases: list[Phase]) -> None:
+        super().__init__(daemon=True)
+        self.phases = phases
+        self.ok = True
+
+    def run(self) -> None:
+        for phase in self.phases:
+            if not phase.run():
+                self.ok = False
+                return
 
 
 def lines() -> list[str]:
-    """The other Spark lines whose smoke suites run last (the Makefile's LINE_VENVS)."""
-    out = subprocess.run(make("-s", "print-line-venvs"), cwd=ROOT, capture_output=True, text=True, check=True)
+    """The other Spark lines whose smoke suites run (the Makefile's LINE_VENVS)."""
+    out = subprocess.run(
+        ["make", "-s", "--no-print-directory", "print-line-venvs"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
     return out.stdout.split()
-
-
-def run(phase: Phase, log: Path | None = None) -> bool:
-    """Run one phase in the foreground (or into ``log``); record its wall time and status."""
-    print(f"\n== {phase.name}: {' '.join(phase.target)}", flush=True)
-    phase.started = time.monotonic()
-    phase.status = "running"
-    if log is None:
-        code = subprocess.call(phase.target, cwd=ROOT)
-    else:
-        with open(log, "w", encoding="utf-8") as out:
-            code = subprocess.call(phase.target, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    phase.seconds = time.monotonic() - phase.started
-    phase.status = "ok" if code == 0 else f"failed ({code})"
-    print(f"== {phase.name}: {phase.status} in {phase.seconds:,.0f} s", flush=True)
-    return code == 0
 
 
 def report(phases: list[Phase], started: float) -> None:
@@ -68,18 +88,19 @@ def report(phases: list[Phase], started: float) -> None:
             phase.seconds = time.monotonic() - phase.started
             phase.status = "interrupted"
     width = max(len(p.name) for p in phases)
-    print("\n== make test: where the time went (wall clock; the line virtualenvs overlap the phases after them)")
-    print(f"{'phase':<{width}}  {'seconds':>8}  status")
+    print("\n== make test: where the time went (wall clock; phases of the background and jvm streams overlap")
+    print("   the main stream's)")
+    print(f"{'phase':<{width}}  {'stream':<10}  {'seconds':>8}  status")
     for p in phases:
         seconds = f"{p.seconds:,.0f}" if p.seconds is not None else "-"
-        print(f"{p.name:<{width}}  {seconds:>8}  {p.status}")
-    print(f"{'total':<{width}}  {total:>8,.0f}", flush=True)
-    TIMES.parent.mkdir(parents=True, exist_ok=True)
+        print(f"{p.name:<{width}}  {p.stream:<10}  {seconds:>8}  {p.status}")
+    print(f"{'total':<{width}}  {'':<10}  {total:>8,.0f}", flush=True)
+    TARGET.mkdir(parents=True, exist_ok=True)
     with open(TIMES, "w", encoding="utf-8") as f:
-        f.write("phase\tseconds\tstatus\n")
+        f.write("phase\tstream\tseconds\tstatus\n")
         for p in phases:
-            f.write(f"{p.name}\t{'' if p.seconds is None else round(p.seconds, 1)}\t{p.status}\n")
-        f.write(f"total\t{round(total, 1)}\t\n")
+            f.write(f"{p.name}\t{p.stream}\t{'' if p.seconds is None else round(p.seconds, 1)}\t{p.status}\n")
+        f.write(f"total\t\t{round(total, 1)}\t\n")
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -89,51 +110,52 @@ def _interrupt(signum: int, frame: object) -> None:
 def main() -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     started = time.monotonic()
-    venv = Phase("venv (.venv, the pinned pyspark)", make("venv"))
-    line_venvs = Phase("line virtualenvs (background)", make("line-venvs"))
-    phases = [
-        venv,
-        Phase("lint", make("lint")),
-        line_venvs,
-        Phase("sbt: every line's jar and ScalaTest", make("test-jvm-lines")),
-        Phase("wheel", make("wheel")),
-        Phase("pytest, pinned Spark", make("test-pytest")),
+    TARGET.mkdir(parents=True, exist_ok=True)
+    venvs_log, jvm_log = TARGET / "test-line-venvs.log", TARGET / "test-jvm.log"
+    for log in (venvs_log, jvm_log):
+        log.write_text("", encoding="utf-8")
+    venv = Phase("venv (.venv: the pinned pyspark, the Arrow engine)", "venv")
+    line_venvs = Phase("line virtualenvs", "line-venvs", "background", venvs_log)
+    main_phases = [
+        Phase("lint (ruff, cargo fmt, clippy)", "lint"),
+        Phase("sbt: every line's jar and Maven artifact", "jvm-packages"),
     ]
+    jvm = Stream(
+        [
+            Phase("sbt: ScalaTest on every line", "test-jvm-lines", "jvm", jvm_log),
+            Phase("cargo test (the Arrow engine)", "test-native", "jvm", jvm_log),
+        ]
+    )
+    python_phases = [Phase("wheel", "wheel"), Phase("pytest, pinned Spark", "test-pytest")]
+    python_phases += [Phase(f"smoke, Spark {line}", f"test-line-{line}") for line in lines()]
+    phases = [venv, line_venvs, *main_phases, *jvm.phases, *python_phases]
     # SIGTERM (a CI timeout) unwinds like Ctrl-C, so the table still prints.
     signal.signal(signal.SIGTERM, _interrupt)
-    background: threading.Thread | None = None
-    ok = True
+    background = Stream([line_venvs])
+    ok = False
     try:
-        ok = run(venv)
-        if ok:
-            background = threading.Thread(target=run, args=(line_venvs, LINE_VENVS_LOG), daemon=True)
+        if venv.run():
             background.start()
-        for phase in phases[1:]:
-            if not ok:
-                break
-            if phase is line_venvs:
-                continue
-            if phase.name.startswith("pytest"):
-                # pytest runs the other lines' virtualenvs too (the wheel in each, Delta in 4.2).
-                assert background is not None
-                background.join()
-                if line_venvs.status != "ok":
-                    print(LINE_VENVS_LOG.read_text(encoding="utf-8")[-8000:])
-                    ok = False
-                    break
-            ok = run(phase)
-        if ok:
-            for line in lines():
-                phase = Phase(f"smoke, Spark {line}", make(f"test-line-{line}"))
-                phases.append(phase)
-                if not run(phase):
-                    ok = False
-                    break
+            if all(p.run() for p in main_phases):
+                jvm.start()
+                ok = python_phases[0].run()
+                if ok:
+                    # pytest runs the other lines' virtualenvs too (the wheel in each, Delta in 4.2).
+                    background.join()
+                    ok = background.ok
+                    if not ok:
+                        print(venvs_log.read_text(encoding="utf-8")[-8000:])
+                for phase in python_phases[1:]:
+                    if not ok:
+                        break
+                    ok = phase.run()
+                jvm.join()
+                print(f"\n== the jvm stream's output ({jvm_log.relative_to(ROOT)})")
+                print(jvm_log.read_text(encoding="utf-8")[-200_000:], flush=True)
+                ok = ok and jvm.ok
     except KeyboardInterrupt:
         ok = False
     finally:
-        if background is not None and background.is_alive():
-            line_venvs.status = "running"
         report(phases, started)
     return 0 if ok else 1
 
