@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from hashexpr import arrow as hxa
 from hashexpr import io as hio
 from hashexpr import sources as hsources
+from hashexpr.cli_session import DEFAULT_MASTER
 from hashexpr.options import KeyOptions
 
 #: The Parquet key-value metadata in which Spark writes the Spark schema of a file.
@@ -87,7 +88,10 @@ def eligibility(args: argparse.Namespace, src: hsources.Source, out_fmt: str | N
         reasons.append("the engine reads local paths without globs only")
     if src.version is not None or src.timestamp is not None or args.schema or args.option:
         reasons.append("--schema, --option, --version and --timestamp need Spark")
-    if any(not key.startswith(_NEUTRAL_CONF) for key, _ in args.conf) or args.master != "local[*]":
+    if any(not key.startswith(_NEUTRAL_CONF) for key, _ in args.conf) or args.master not in (
+        None,
+        DEFAULT_MASTER,
+    ):
         reasons.append("--master and --conf settings other than secrets and JVM resources need Spark")
     if out_fmt not in (None, "parquet"):
         reasons.append(f"the engine writes Parquet only, not {out_fmt}")
@@ -256,7 +260,9 @@ def write_hashed(
         nonlocal rows
         with pq.ParquetWriter(path, schema, compression="snappy") as writer:
             for batch in batches(paths):
-                added = [hxa.record_key(batch, key_columns, **key.as_kwargs(), **options)] if key_columns else []
+                added = (
+                    [hxa.record_key(batch, key_columns, **key.as_kwargs(), **options)] if key_columns else []
+                )
                 added.append(hxa.record_hash(batch, columns, **options))
                 added = [hex_upper(h) if as_hex else h.cast(pa.binary()) for h in added]
                 for name, column in zip(added_names, added):

@@ -127,6 +127,7 @@ def spark_session(
         Keep Spark's warnings and errors, with their stack traces, on stderr.
     """
     check_master(master)
+    _refuse_a_running_spark()
     quiet_python_loggers(verbose)
     scratch = tempfile.mkdtemp(prefix="hashexpr-")
     try:
@@ -198,6 +199,18 @@ def given_session(
                 spark.conf.set(key, value)
         for name, level in levels.items():
             _logger(name).setLevel(level)
+
+
+def _refuse_a_running_spark() -> None:
+    """A command starts its own Spark, and stops it: never one that this process already runs (a notebook's),
+    which it would take over and stop."""
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        raise ValueError(
+            "a Spark session is already running in this process: pass it to the command, "
+            "hashexpr.cli.main(argv, spark=session), instead of starting another"
+        )
 
 
 def _start(

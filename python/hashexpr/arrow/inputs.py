@@ -7,6 +7,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from hashexpr.names import Resolver
+
 
 def reader(data: Any, function: str) -> tuple[pa.RecordBatchReader, int | None]:
     """Return ``data`` as a record batch reader, and its row count when known without reading it.
@@ -66,7 +68,7 @@ def resolve(
         folded = [i for i, n in enumerate(names) if n.lower() == name.lower()]
         found = exact or folded
         if len(found) != 1:
-            problem = "is ambiguous" if found else "is unknown"
+            problem = "is ambiguous" if found else f"is unknown{Resolver(names, lambda: False).hint(name)}"
             shown = ", ".join(names[:50]) + (f", ... ({len(names) - 50} more)" if len(names) > 50 else "")
             raise ValueError(f"{function}: {what} {name!r} {problem}; available columns: {shown}")
         positions.append(found[0])
