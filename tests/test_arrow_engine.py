@@ -215,7 +215,11 @@ def test_values_spark_cannot_hold_are_refused():
 def test_options_are_checked_as_record_key_with_checks_them():
     table = pa.table({"k": ["a"]})
     refused = [
-        ({"case": "title"}, ValueError, "record_key: case must be one of 'upper', 'lower', 'keep', got 'title'"),
+        (
+            {"case": "title"},
+            ValueError,
+            "record_key: case must be one of 'upper', 'lower', 'keep', got 'title'",
+        ),
         ({"null_key": "skip"}, ValueError, "record_key: null_key must be"),
         ({"salt": "a;b"}, ValueError, "record_key: salt must not contain ';'"),
         ({"salt": " a"}, ValueError, "record_key: salt must not begin or end"),

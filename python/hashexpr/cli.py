@@ -564,7 +564,9 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
         from hashexpr.cli_arrow import Ineligible
 
         try:
-            return _run_hash_arrow(args, src, paths, requested, excluded, key, new_columns, hashing, key_options)
+            return _run_hash_arrow(
+                args, src, paths, requested, excluded, key, new_columns, hashing, key_options
+            )
         except Ineligible:
             if args.engine == "arrow":
                 raise
@@ -1129,7 +1131,9 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
             "--engine arrow computes hash keys; a stored --hash-col is checked by --engine spark"
         )
     if args.key_options is not None and args.engine == "arrow":
-        raise ValueError("--engine arrow finds collisions without key options; --key-options take --engine spark")
+        raise ValueError(
+            "--engine arrow finds collisions without key options; --key-options take --engine spark"
+        )
     paths = None if args.hash_col or args.key_options is not None else _arrow_paths(args, src)
     if paths is not None:
         from hashexpr import cli_arrow

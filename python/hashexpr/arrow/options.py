@@ -16,7 +16,9 @@ def hashing(
     return algorithm, _hmac_key_bytes(algorithm, hmac_key, function, algorithms)
 
 
-def _hmac_key_bytes(algorithm: str, hmac_key: Any, function: str, algorithms: tuple[str, ...]) -> bytes | None:
+def _hmac_key_bytes(
+    algorithm: str, hmac_key: Any, function: str, algorithms: tuple[str, ...]
+) -> bytes | None:
     keyed = "hmac-sha256" if "hmac-sha256" in algorithms else "lthash16"
     if hmac_key is None:
         if algorithm == "hmac-sha256":
