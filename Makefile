@@ -7,7 +7,7 @@ SBT := build/sbt
 JAR := target/hashexpr.jar
 export HASHEXPR_PYTHON := $(abspath $(PY))
 
-.PHONY: venv jar test test-jvm test-python lint clean
+.PHONY: venv jar test check test-jvm test-python lint clean
 
 $(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
 	$(PYTHON) -m venv $(VENV)
@@ -168,6 +168,13 @@ test-pytest: venv
 .PHONY: test-native
 test-native: venv
 	cd native && cargo test --release --workspace
+
+# The fast inner loop (docs/TESTING.md): lint, the pinned line's jar, and every test that starts no process,
+# server or other line of its own (pytest -m "not slow"): the pure-Python suites and the pinned line's in one
+# Spark session. make test runs everything.
+.PHONY: check
+check: lint jar
+	$(PY) -m pytest -q -m "not slow"
 
 test-jvm: venv
 	$(SBT) hashexpr/test

@@ -261,6 +261,7 @@ def computations(columns: list[str], options: dict) -> dict:
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(table=tables(), options=key_options)
 def test_generated_tables_hash_as_spark_reads_them(spark, tmp_path_factory, table, options):

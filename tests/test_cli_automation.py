@@ -71,9 +71,8 @@ def before(work) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(spark, work, fingerprint_of_rows, before, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    """The runs, in the test session but for the two that need a process of their own; the tests below check
-    one or a few each."""
+def runs(spark, work, fingerprint_of_rows, before) -> dict[str, subprocess.CompletedProcess]:
+    """The runs, in the test session; the tests below check one or a few each."""
     commands = {
             "hash json": ["hash", "rows.parquet", "--out", "hashed.parquet", "--key", "ID", "--json"],
             "hash exclude": ["hash", "rows.parquet", "--out", "excluded.parquet", "--exclude", "day,AMOUNT", "--hex"],
@@ -100,17 +99,24 @@ def runs(spark, work, fingerprint_of_rows, before, tmp_path_factory) -> dict[str
             "variant": ["hash", "variant.parquet", "--out", "variant_hashed.parquet"],
             "empty csv": ["hash", "empty.csv", "--out", "empty_hashed.parquet"],
     }  # fmt: skip
-    processes = {
-        # What the JVM itself prints, and a Spark that does not start: a process of their own.
-        "verbose": ["fingerprint", "rows.parquet", "--verbose", "--engine", "spark"],
-        "spark fails": ["fingerprint", "rows.parquet", "--conf", "spark.jars.packages=org.example:no-such-thing:0.0"],
-    }  # fmt: skip
-    logs = tmp_path_factory.mktemp("cli-automation-logs")
-    done = cli_all(processes, logs, cwd=work)
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(work)
-        done.update({name: run(spark, *args) for name, args in commands.items()})
-    return done
+        return {name: run(spark, *args) for name, args in commands.items()}
+
+
+@pytest.fixture(scope="module")
+def processes(work, runs, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """What the JVM itself prints, and a Spark that does not start: each run in a process of its own, started
+    together, after the in-process runs (whose outputs they must not add to)."""
+    logs = tmp_path_factory.mktemp("cli-automation-logs")
+    return cli_all(
+        {
+            "verbose": ["fingerprint", "rows.parquet", "--verbose", "--engine", "spark"],
+            "spark fails": ["fingerprint", "rows.parquet", "--conf", "spark.jars.packages=org.example:no-such-thing:0.0"],
+        },
+        logs,
+        cwd=work,
+    )  # fmt: skip
 
 
 def _json(run: subprocess.CompletedProcess, status: int = 0) -> dict:
@@ -243,18 +249,21 @@ def test_analysis_errors_are_one_line(runs):
     assert "`record_hash` needs at least one argument" in one_error_line(runs["empty csv"])
 
 
-def test_spark_that_does_not_start_is_status_3_in_one_line(runs):
-    message = one_error_line(runs["spark fails"], status=3)
+@pytest.mark.slow
+def test_spark_that_does_not_start_is_status_3_in_one_line(processes):
+    message = one_error_line(processes["spark fails"], status=3)
     assert message.startswith("Spark did not start: "), message
     assert "no-such-thing" in message
 
 
-def test_verbose_shows_what_the_jvm_prints(runs):
+@pytest.mark.slow
+def test_verbose_shows_what_the_jvm_prints(processes):
     # The check that other runs never started Spark rests on this: under --verbose the JVM's notice shows.
-    assert JVM_NOTICE in ok(runs["verbose"]) + runs["verbose"].stderr
+    assert JVM_NOTICE in ok(processes["verbose"]) + processes["verbose"].stderr
 
 
-def test_runs_leave_nothing_but_their_outputs(work, before, runs):
+@pytest.mark.slow
+def test_runs_leave_nothing_but_their_outputs(work, before, runs, processes):
     outputs = {
         "hashed.parquet",
         "excluded.parquet",
@@ -328,6 +337,7 @@ def _pyspark_fingerprint(csv: Path, time_zone: str) -> str:
     return run.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_csv_timestamps_read_as_pyspark_reads_them(work):
     # The same CSV gives the same fingerprint through the command line and through PySpark, in a machine's
     # zone, and the zone matters (the test could fail): New York's local times are other instants than UTC's.

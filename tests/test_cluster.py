@@ -21,6 +21,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from servers import ManagedProcess, StandaloneCluster, spark_env, standalone_cluster
 
+# Processes of its own (a standalone master and workers): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 ROWS = 200_000
 WORKERS = 2
 JOB_TIMEOUT_SECONDS = 360

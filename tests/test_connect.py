@@ -45,6 +45,9 @@ from hashexpr import reference
 SERVER_SECRET = ("connect", "server-side-key-3c81")
 from hashexpr.metadata import _commit_id, with_metadata
 
+# Processes of its own (Spark Connect servers): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 ROWS = 300
 VIEW = "mixed"
 CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"

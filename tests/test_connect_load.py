@@ -25,6 +25,9 @@ from servers import SHORT_LIVED_JVM, ConnectServer, connect_mode, connect_server
 
 import hashexpr as hx
 
+# Processes of its own (a Spark Connect server under load): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 CLIENTS = 8
 ROUNDS = 2
 LOCAL_ROWS = 200

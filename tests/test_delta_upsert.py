@@ -23,6 +23,9 @@ from spark_lines import pyspark_version
 
 from hashexpr import reference
 
+# Processes of its own (Delta Lake in other lines' virtualenvs): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "delta_upsert.py"
 #: The Spark lines with a Delta Lake release (a delta-spark in their spark-lines/ files).

@@ -56,6 +56,9 @@ from servers import (
 
 import hashexpr as hx
 
+# Processes of its own (killed executors, drivers and servers): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 ROWS = 12_000
 PARTITIONS = 4
 WORKERS = 2

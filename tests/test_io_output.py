@@ -117,6 +117,7 @@ def _previous_output_is_intact(target: Path) -> None:
     assert (target / "part-0").read_text(encoding="utf-8") == "previous"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(spark, tmp_path, signum):
     run, target = _start_writing(spark, tmp_path)
@@ -129,6 +130,7 @@ def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(spark, tmp_pa
     assert _siblings(target) == [], stderr
 
 
+@pytest.mark.slow
 def test_a_killed_driver_leaves_the_previous_output_and_the_next_run_cleans_up(spark, tmp_path):
     run, target = _start_writing(spark, tmp_path)
     jvm = _children(run.pid)
@@ -150,6 +152,7 @@ def test_a_killed_driver_leaves_the_previous_output_and_the_next_run_cleans_up(s
     assert spark.read.parquet(str(target)).count() == 4_000_000
 
 
+@pytest.mark.slow
 def test_a_killed_jvm_ends_the_run_in_one_line_with_the_previous_output(spark, tmp_path):
     run, target = _start_writing(spark, tmp_path)
     (jvm,) = _children(run.pid)

@@ -24,6 +24,10 @@ from spark_lines import PINNED_LINE
 import hashexpr as hx
 from hashexpr.jar import running_spark
 
+# Processes of its own (other jars' sessions; this file is every other line's smoke suite): make check leaves it
+# out.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 LINE, SCALA = running_spark()
 COLLATIONS = tuple(map(int, LINE.split("."))) >= (4, 0)

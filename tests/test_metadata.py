@@ -174,6 +174,7 @@ spark.stop()
 """
 
 
+@pytest.mark.slow
 def test_source_file_probe_is_silent_and_follows_name_resolution(tmp_path):
     """No failed analysis (PySpark logs each one at ERROR, with its stack trace), no job, the right answers."""
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")

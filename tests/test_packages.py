@@ -28,6 +28,9 @@ from spark_lines import PINNED_LINE, PINNED_VERSION
 import hashexpr as hx
 from hashexpr.jar import SPARK_LINES, jar_path
 
+# Processes of its own (spark-submit --packages): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 REPO = ROOT / "target" / "maven-repo"
 VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()

@@ -19,6 +19,9 @@ from servers import free_port, spark_env
 
 from hashexpr import reference
 
+# Processes of its own (a Spark of its own): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 PYTHON_SOURCES = Path(__file__).resolve().parents[1] / "python"
 SECRETS = ("startup-secret-4b1f0c77", "runtime-secret-9e2d51aa")
 

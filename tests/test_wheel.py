@@ -44,6 +44,9 @@ new = spark.createDataFrame([(1, "a"), (2, "B"), (4, "d")], "id INT, v STRING")
 cli = subprocess.run([sys.executable, "-m", "hashexpr", "jar"], capture_output=True, text=True, check=True)
 import pyarrow as pa
 from hashexpr import arrow as hxa
+
+# Processes of its own (the wheel in fresh virtualenvs): make check leaves it out.
+pytestmark = pytest.mark.slow
 arrow_hash = hxa.record_hash(pa.table({"id": pa.array([1], pa.int32()), "name": ["a"]}))[0].as_py().hex()
 print(json.dumps({
     "package": hx.__file__,
