@@ -86,31 +86,40 @@ def expected():
     }
 
 
-@pytest.fixture(scope="module", params=DELTA_LINES)
-def run(request, tmp_path_factory):
-    """One run of the example in a Spark line's virtualenv: its JSON result and the final table it dumped."""
-    python = ROOT / f".venv-{request.param}" / "bin" / "python"
-    if not python.exists():
-        pytest.fail(
-            f"{python} is missing: `make venv-{request.param}` (a prerequisite of `make test`) creates it from "
-            f"spark-lines/{request.param}.txt"
-        )
-    dump = tmp_path_factory.mktemp("delta") / "final.parquet"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), SPARK_LOCAL_IP="127.0.0.1")
-    done = subprocess.run(
-        [str(python), str(EXAMPLE), "--json", "--dump", str(dump)],
-        check=False,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode in (0, 1), f"the example crashed ({done.returncode}):\n{done.stderr[-4000:]}"
-    # Spark 3.5's Ivy prints ":: loading settings ::" on the JVM's stdout, which the Python process shares.
-    result = json.loads(done.stdout[done.stdout.index("{\n") :])
-    result["line"] = request.param
-    return result, pd.read_parquet(dump)
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, tuple[dict, pd.DataFrame]]:
+    """One run of the example in each Delta line's virtualenv, started together (each is a JVM of its own):
+    its JSON result and the final table it dumped."""
+    started = {}
+    for line in DELTA_LINES:
+        python = ROOT / f".venv-{line}" / "bin" / "python"
+        if not python.exists():
+            pytest.fail(
+                f"{python} is missing: `make venv-{line}` (a prerequisite of `make test`) creates it from "
+                f"spark-lines/{line}.txt"
+            )
+        dump = tmp_path_factory.mktemp("delta") / "final.parquet"
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), SPARK_LOCAL_IP="127.0.0.1")
+        process = subprocess.Popen(
+            [str(python), str(EXAMPLE), "--json", "--dump", str(dump)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        started[line] = (process, dump)
+    done = {}
+    for line, (process, dump) in started.items():
+        stdout, stderr = process.communicate(timeout=900)
+        assert process.returncode in (0, 1), f"the example crashed ({process.returncode}):\n{stderr[-4000:]}"
+        # Spark 3.5's Ivy prints ":: loading settings ::" on the JVM's stdout, which the Python process shares.
+        result = json.loads(stdout[stdout.index("{\n") :])
+        result["line"] = line
+        done[line] = (result, pd.read_parquet(dump))
+    return done
+
+
+@pytest.fixture(params=DELTA_LINES)
+def run(request, runs):
+    """The run on one line."""
+    return runs[request.param]
 
 
 def test_every_check_of_the_example_passes(run):
