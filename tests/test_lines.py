@@ -256,20 +256,34 @@ _HOW = ["named"] if LINE == "3.5" else ["named", "service"]
 _PINNED = LINE == PINNED_LINE
 
 
-@pytest.mark.parametrize("how", _HOW if _PINNED else _HOW[:1])
-@pytest.mark.parametrize(
-    "jar", _other_line_jars() if _PINNED else _other_line_jars()[:1], ids=lambda j: Path(j).name
-)
-def test_a_wrong_jar_fails_at_the_first_call_naming_the_right_one(jar, how):
+_WRONG = [(jar, how) for jar in (_other_line_jars() if _PINNED else _other_line_jars()[:1])
+          for how in (_HOW if _PINNED else _HOW[:1])]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def wrong_jar_runs() -> dict[tuple[str, str], subprocess.CompletedProcess]:
+    """Each wrong jar, each way, in a session of its own: the processes start together."""
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    run = subprocess.run(
-        [sys.executable, "-c", _WRONG_JAR_SCRIPT, jar, how],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    started = {
+        case: subprocess.Popen(
+            [sys.executable, "-c", _WRONG_JAR_SCRIPT, *case],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for case in _WRONG
+    }
+    done = {}
+    for case, process in started.items():
+        stdout, stderr = process.communicate(timeout=600)
+        done[case] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return done
+
+
+@pytest.mark.parametrize(("jar", "how"), _WRONG, ids=lambda v: Path(v).name if v.endswith(".jar") else v)
+def test_a_wrong_jar_fails_at_the_first_call_naming_the_right_one(wrong_jar_runs, jar, how):
+    run = wrong_jar_runs[(jar, how)]
     assert run.returncode == 0, run.stderr[-3000:]
     import pyspark
 
