@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import env
+from cli_runner import run as run_in_session
 
 from hashexpr import io as hio
 
@@ -83,12 +84,20 @@ def test_siblings_of_killed_runs_are_removed_or_put_back(spark, tmp_path):
     assert _siblings(moved_aside) == []
 
 
-def _start_writing(spark, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
-    """A command-line run that overwrites ``out.parquet`` (holding "previous"), once its write has begun."""
-    source = tmp_path / "in.parquet"
-    spark.range(4_000_000).selectExpr("id", "CAST(id AS STRING) s", "id * 0.5 d").write.parquet(str(source))
+@pytest.fixture(scope="module")
+def source(spark, tmp_path_factory) -> Path:
+    """4 million rows: enough for a run's write to be under way when the test stops it."""
+    path = tmp_path_factory.mktemp("io-output") / "in.parquet"
+    spark.range(4_000_000).selectExpr("id", "CAST(id AS STRING) s", "id * 0.5 d").write.parquet(str(path))
+    return path
+
+
+def _start_writing(source: Path, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """A command-line run on Spark that overwrites ``out.parquet`` (holding "previous"), once its write has
+    begun."""
     target = _output(tmp_path / "out.parquet", "previous")
-    command = [sys.executable, "-m", "hashexpr", "hash", str(source), "--out", str(target), "--mode", "overwrite"]
+    command = [sys.executable, "-m", "hashexpr", "hash", str(source), "--out", str(target), "--mode", "overwrite",
+               "--engine", "spark"]  # fmt: skip
     run = subprocess.Popen(command, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while not _siblings(target) and run.poll() is None and time.monotonic() < deadline:
@@ -119,8 +128,8 @@ def _previous_output_is_intact(target: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(spark, tmp_path, signum):
-    run, target = _start_writing(spark, tmp_path)
+def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(source, tmp_path, signum):
+    run, target = _start_writing(source, tmp_path)
     run.send_signal(signum)
     _, stderr = run.communicate(timeout=300)
     assert run.returncode == {signal.SIGTERM: 143, signal.SIGINT: 130}[signum], stderr
@@ -131,8 +140,8 @@ def test_a_signalled_run_leaves_the_previous_output_and_no_sibling(spark, tmp_pa
 
 
 @pytest.mark.slow
-def test_a_killed_driver_leaves_the_previous_output_and_the_next_run_cleans_up(spark, tmp_path):
-    run, target = _start_writing(spark, tmp_path)
+def test_a_killed_driver_leaves_the_previous_output_and_the_next_run_cleans_up(spark, source, tmp_path):
+    run, target = _start_writing(source, tmp_path)
     jvm = _children(run.pid)
     run.kill()
     run.communicate(timeout=300)
@@ -142,19 +151,16 @@ def test_a_killed_driver_leaves_the_previous_output_and_the_next_run_cleans_up(s
         time.sleep(0.1)
     _previous_output_is_intact(target)
     assert all(name.startswith(".out.parquet.hashexpr-tmp-") for name in _siblings(target))
-    rerun = subprocess.run(
-        [sys.executable, "-m", "hashexpr", "hash", str(tmp_path / "in.parquet"), "--out", str(target),
-         "--mode", "overwrite", "--columns", "id"],
-        env=env(), capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    # The next run need not be a process of its own: it runs in the test session.
+    rerun = run_in_session(spark, "hash", source, "--out", target, "--mode", "overwrite", "--columns", "id")
     assert rerun.returncode == 0, rerun.stderr
     assert _siblings(target) == []
     assert spark.read.parquet(str(target)).count() == 4_000_000
 
 
 @pytest.mark.slow
-def test_a_killed_jvm_ends_the_run_in_one_line_with_the_previous_output(spark, tmp_path):
-    run, target = _start_writing(spark, tmp_path)
+def test_a_killed_jvm_ends_the_run_in_one_line_with_the_previous_output(source, tmp_path):
+    run, target = _start_writing(source, tmp_path)
     (jvm,) = _children(run.pid)
     os.kill(jvm, signal.SIGKILL)
     _, stderr = run.communicate(timeout=300)
