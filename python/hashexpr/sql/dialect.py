@@ -135,6 +135,11 @@ class Dialect:
             p, s = dtype.precision, dtype.scale
             return Encoder(lambda v: self.decimal(v, p, s, p > NARROW_DECIMAL_DIGITS))
         if isinstance(dtype, _STRING_TYPES):
+            if getattr(dtype, "collation", "UTF8_BINARY") != "UTF8_BINARY":
+                raise self.unsupported(
+                    where, dtype, f"strings of collation {dtype.collation} hash by Spark's collation key; "
+                    "declare them string (UTF8_BINARY)"
+                )
             return Encoder(lambda v: self.string(self.text(v)))
         if isinstance(dtype, BinaryType):
             return Encoder(self.binary)

@@ -75,7 +75,8 @@ class DuckDB(Dialect):
             little_endian = self.concat([little_endian, self.le64(f"({unscaled} >> 64)")])
         sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
         zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
-        return f"CASE WHEN {number} = 0 THEN {zero} ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
+        # Zero of the same type: against an integer 0 the comparison could round the value to 0.
+        return f"CASE WHEN {number} = CAST(0 AS DECIMAL({precision}, {scale})) THEN {zero} ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
 
     def string(self, text: str) -> str:
         data = f"encode({text})"

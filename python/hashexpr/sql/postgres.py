@@ -100,7 +100,7 @@ class Postgres(Dialect):
         zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
         message = "hashexpr: a numeric NaN has no Spark decimal value"
         encoding = (
-            f"CASE WHEN hx_y = 0 THEN {zero} WHEN hx_y = CAST('NaN' AS numeric) THEN {self.fail(message, 'hx_y')} "
+            f"CASE WHEN hx_y = CAST(0 AS numeric) THEN {zero} WHEN hx_y = CAST('NaN' AS numeric) THEN {self.fail(message, 'hx_y')} "
             f"ELSE {self.tagged(DECIMAL, self.le32('hx_s'), *sized)} END"
         )
         return (
@@ -135,10 +135,11 @@ class Postgres(Dialect):
             )
 
     def array(self, value: str, element: Encoder, depth: int) -> str:
-        item, index, table = f"hx_e{depth}", f"hx_i{depth}", f"hx_t{depth}"
+        # By subscript: unnest would spread an array of composite values over columns.
+        index, table = f"hx_i{depth}", f"hx_t{depth}"
         elements = (
-            f"COALESCE((SELECT string_agg({self.element(element, item)}, ''::bytea ORDER BY {index}) "
-            f"FROM unnest({value}) WITH ORDINALITY AS {table}({item}, {index})), ''::bytea)"
+            f"COALESCE((SELECT string_agg({self.element(element, f'({value})[{index}]')}, ''::bytea ORDER BY {index}) "
+            f"FROM generate_subscripts({value}, 1) AS {table}({index})), ''::bytea)"
         )
         message = "hashexpr: a multi-dimensional PostgreSQL array is no Spark array"
         return (

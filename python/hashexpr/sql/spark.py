@@ -104,13 +104,15 @@ class Spark(Dialect):
             modulus = f"{2**64}BD"
             low = f"pmod({unscaled}, {modulus})"
             low_signed = f"CAST(CASE WHEN {low} >= {2**63}BD THEN {low} - {modulus} ELSE {low} END AS BIGINT)"
-            high = f"(({unscaled} - {low}) div {modulus})"
+            # div truncates towards zero; the high word is the floor.
+            high = f"(({unscaled} div {modulus}) - CASE WHEN {unscaled} < 0 AND {low} <> 0 THEN 1 ELSE 0 END)"
             little_endian = self.concat([self.le64(low_signed), self.le64(high)])
         else:
             little_endian = self.le64(unscaled)
         sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
         zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
-        return f"CASE WHEN {number} = 0 THEN {zero} ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
+        # Zero of the same type: against an integer 0 the comparison could round the value to 0.
+        return f"CASE WHEN {number} = CAST(0 AS DECIMAL({precision}, {scale})) THEN {zero} ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
 
     def string(self, text: str) -> str:
         return self.tagged(STRING, self.le32(f"octet_length({text})"), f"CAST({text} AS BINARY)")
