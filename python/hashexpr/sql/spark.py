@@ -48,10 +48,10 @@ class Spark(Dialect):
         return f"unhex(sha2({stream}, 256))"
 
     def le64(self, value: str) -> str:
-        return f"unhex(lpad(hex({_swap(value, 8)}), 16, '0'))"
+        return _bind(value, "hx_w", lambda w: f"unhex(lpad(hex({_swap(w, 8)}), 16, '0'))")
 
     def le32(self, value: str) -> str:
-        return f"unhex(lpad(hex({_swap(f'CAST({value} AS BIGINT)', 4)}), 8, '0'))"
+        return _bind(f"CAST({value} AS BIGINT)", "hx_w", lambda w: f"unhex(lpad(hex({_swap(w, 4)}), 8, '0'))")
 
     def quote(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
@@ -72,17 +72,27 @@ class Spark(Dialect):
 
     def floating(self, value: str, single: bool) -> str:
         number = f"CAST(CAST(({value}) AS FLOAT) AS DOUBLE)" if single else f"CAST(({value}) AS DOUBLE)"
+        return _bind(number, "hx_d", self._float_bits)
+
+    def _float_bits(self, number: str) -> str:
         size = f"abs({number})"
         # floor(log2(x)) can be one off near a power of two; exact powers of two correct it.
-        guess = f"CAST(floor(log2({size})) AS INT)"
-        exponent = (
-            f"({guess} - CASE WHEN {size} < power(2, {guess}) THEN 1 ELSE 0 END"
-            f" + CASE WHEN {size} >= power(2, {guess} + 1) THEN 1 ELSE 0 END)"
+        exponent = _bind(
+            f"CAST(floor(log2({size})) AS INT)",
+            "hx_g",
+            lambda guess: (
+                f"({guess} - CASE WHEN {size} < power(2, {guess}) THEN 1 ELSE 0 END"
+                f" + CASE WHEN {size} >= power(2, {guess} + 1) THEN 1 ELSE 0 END)"
+            ),
         )
         # Dividing by a power of two is exact, so the significand's 52 bits come out exactly.
-        normal = (
-            f"(shiftleft(CAST({exponent} + 1023 AS BIGINT), 52)"
-            f" | CAST(({size} / power(2, {exponent}) - 1) * 4503599627370496D AS BIGINT))"
+        normal = _bind(
+            exponent,
+            "hx_x",
+            lambda e: (
+                f"(shiftleft(CAST({e} + 1023 AS BIGINT), 52)"
+                f" | CAST(({size} / power(2, {e}) - 1) * 4503599627370496D AS BIGINT))"
+            ),
         )
         subnormal = f"CAST({size} * power(2, 1022) * 4503599627370496D AS BIGINT)"
         magnitude = (
@@ -91,15 +101,31 @@ class Spark(Dialect):
             f" WHEN {size} < {_SMALLEST_NORMAL} THEN {subnormal} ELSE {normal} END"
         )
         sign = f"CASE WHEN {number} < 0 THEN shiftleft(1L, 63) ELSE 0L END"
-        return self.tagged(FLOATING, self.le64(f"(({magnitude}) | ({sign}))"))
+        bits = f"CASE WHEN {number} IS NULL THEN NULL ELSE (({magnitude}) | ({sign})) END"
+        return self.tagged(FLOATING, self.le64(bits))
 
     def decimal(self, value: str, precision: object, scale: object, wide: bool) -> str:
         number = f"CAST(({value}) AS DECIMAL({precision}, {scale}))"
-        # CAST(decimal AS STRING) writes every digit of the scale, never an exponent.
-        digits = f"replace(CAST({number} AS STRING), '.', '')"
-        stripped = f"NULLIF(TRIM(TRAILING '0' FROM {digits}), '')"
-        normal_scale = f"({scale} - (length({digits}) - length({stripped})))"
-        unscaled = f"CAST({stripped} AS {'DECIMAL(38, 0)' if wide else 'BIGINT'})"
+        zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
+
+        def encoding(digits: str) -> str:
+            stripped = f"NULLIF(TRIM(TRAILING '0' FROM {digits}), '')"
+            normal_scale = f"({scale} - (length({digits}) - length({stripped})))"
+            unscaled = f"CAST({stripped} AS {'DECIMAL(38, 0)' if wide else 'BIGINT'})"
+            return _bind(unscaled, "hx_u", lambda u: self.tagged(DECIMAL, self.le32(normal_scale), *self._sized(u, wide)))
+
+        # CAST(decimal AS STRING) writes every digit of the scale, never an exponent. Zero is compared with a
+        # zero of the same type: against an integer 0 the comparison could round the value to 0.
+        return _bind(
+            number,
+            "hx_n",
+            lambda n: (
+                f"CASE WHEN {n} = CAST(0 AS DECIMAL({precision}, {scale})) THEN {zero} "
+                f"ELSE {_bind(f'replace(CAST({n} AS STRING), {chr(39)}.{chr(39)}, {chr(39)}{chr(39)})', 'hx_s', encoding)} END"
+            ),
+        )
+
+    def _sized(self, unscaled: str, wide: bool) -> list[str]:
         if wide:
             modulus = f"{2**64}BD"
             low = f"pmod({unscaled}, {modulus})"
@@ -109,10 +135,7 @@ class Spark(Dialect):
             little_endian = self.concat([self.le64(low_signed), self.le64(high)])
         else:
             little_endian = self.le64(unscaled)
-        sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
-        zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
-        # Zero of the same type: against an integer 0 the comparison could round the value to 0.
-        return f"CASE WHEN {number} = CAST(0 AS DECIMAL({precision}, {scale})) THEN {zero} ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
+        return minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
 
     def string(self, text: str) -> str:
         return self.tagged(STRING, self.le32(f"octet_length({text})"), f"CAST({text} AS BINARY)")
@@ -169,6 +192,12 @@ class Spark(Dialect):
         # The pattern [^\x00-\x7F], built from characters: a backslash in a literal depends on a parser setting.
         # A string holding bytes that are not UTF-8 matches too (Java reads them as U+FFFD).
         return f"(NOT ({text} RLIKE concat('[^', chr(0), '-', chr(127), ']')))"
+
+
+def _bind(value: str, name: str, body) -> str:
+    """``body`` of ``value`` bound to the lambda variable ``name``, so that the value's SQL is written once: the
+    analyser's time grows with the text, and a repeated subexpression repeats its text."""
+    return f"transform(array({value}), {name} -> {body(name)})[0]"
 
 
 def _substring(data: str, start: str, length: str) -> str:
