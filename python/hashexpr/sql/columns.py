@@ -39,6 +39,8 @@ class Column:
 
 @dataclass(frozen=True)
 class _Name:
+    """A column name, quoted whatever it holds."""
+
     name: str
 
 
