@@ -18,6 +18,15 @@ $(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
 
 venv: $(VENV)/.installed
 
+# PostgreSQL's server binaries, for the tests of hashexpr.sql (tests/postgres_server.py starts a server of its own).
+.PHONY: postgres
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo "installing Debian's postgresql package"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; \
+	fi
+
 # The other Spark lines (spark-lines/README.md): a jar for each Spark line/Scala version, and a virtualenv with
 # each line's newest pip pyspark to test it in. Spark 3.5's pyspark lacks the Spark Connect server; its jar comes
 # from Maven Central (3.5.7, the newest there).
@@ -109,7 +118,7 @@ wheel: venv
 # sbt start for the pinned jar and all its ScalaTest suites, one per other line for its jar and suites. Then
 # the wheel, the full pytest suite on the pinned line (it also runs other lines' virtualenvs, and the wheel in
 # fresh ones), and the smoke suite on each other line.
-test: venv lint
+test: venv lint postgres
 	@mkdir -p target
 	$(MAKE) --no-print-directory line-venvs > target/line-venvs.log 2>&1 & venvs=$$!; \
 	$(SBT) hashexpr/package hashexpr/test && $(MAKE) --no-print-directory $(JAR) && \
@@ -122,7 +131,7 @@ test: venv lint
 test-jvm: venv
 	$(SBT) hashexpr/test
 
-test-python: jar jars
+test-python: jar jars postgres
 	$(PY) -m pytest
 
 lint: venv

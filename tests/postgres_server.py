@@ -50,7 +50,7 @@ def _as_owner(args: list[str]) -> list[str]:
 
 
 def _run(args: list[str], what: str) -> None:
-    done = subprocess.run(_as_owner(args), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    done = subprocess.run(_as_owner(args), check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise RuntimeError(f"{what} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 

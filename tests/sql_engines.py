@@ -49,6 +49,10 @@ def _float_text(value: float, nan: str, infinity: str) -> str:
     return repr(value)
 
 
+def _clock(micros: int) -> str:
+    return (_EPOCH + datetime.timedelta(microseconds=micros)).isoformat(sep=" ", timespec="microseconds")
+
+
 def _decimal_text(value: Any) -> str:
     return format(decimal.Decimal(value), "f")
 
@@ -141,10 +145,11 @@ def _postgres(value: Any, dtype: DataType, types: PostgresTypes) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(dtype, DateType):
         return f"(DATE '1970-01-01' + {value})"
+    # As text: PostgreSQL multiplies an interval in floating point, which rounds far microseconds.
     if isinstance(dtype, TimestampType):
-        return f"(TIMESTAMPTZ '1970-01-01 00:00:00+00' + {value} * INTERVAL '1 microsecond')"
+        return f"TIMESTAMPTZ '{_clock(value)}+00'"
     if isinstance(dtype, TimestampNTZType):
-        return f"(TIMESTAMP '1970-01-01 00:00:00' + {value} * INTERVAL '1 microsecond')"
+        return f"TIMESTAMP '{_clock(value)}'"
     if isinstance(dtype, ArrayType):
         items = ", ".join(_postgres(v, dtype.elementType, types) for v in value)
         return f"CAST(ARRAY[{items}]::{types.name(dtype.elementType)}[] AS {name})"

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import psycopg
 import pytest
-from pyspark.sql.types import BinaryType, StringType
+from pyspark.sql.types import StringType
 from spark_conf import spark_conf
 from sql_engines import PostgresTypes, column_names, literal, rows_query
 from test_golden_vectors import decode, parse_type
@@ -49,9 +49,9 @@ class Engine:
         if self.dialect == "spark":
             return True
         for value, dtype in zip(values, types):
-            if isinstance(dtype, StringType) and not isinstance(dtype, BinaryType):
-                if isinstance(value, bytes) or (self.dialect == "postgres" and value and "\x00" in value):
-                    return False
+            nul = self.dialect == "postgres" and isinstance(value, str) and "\x00" in value
+            if isinstance(dtype, StringType) and (isinstance(value, bytes) or nul):
+                return False
         return True
 
 

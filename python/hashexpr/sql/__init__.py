@@ -78,7 +78,7 @@ def record_hash(columns: Sequence[tuple[ColumnSpec, str | DataType]], *, dialect
     >>> import duckdb
     >>> from hashexpr.sql import record_hash
     >>> sql = record_hash([("id", "bigint"), ("name", "string")], dialect="duckdb")
-    >>> digest = duckdb.sql(f"SELECT {sql} FROM (SELECT 1 AS id, 'a' AS name)").fetchone()[0]
+    >>> digest = duckdb.execute(f"SELECT {sql} FROM (SELECT 1 AS id, 'a' AS name)").fetchone()[0]
     >>> from pyspark.sql.types import LongType, StringType
     >>> digest == reference.record_hash([1, "a"], [LongType(), StringType()], algorithm="sha256")
     True
@@ -136,7 +136,7 @@ def record_key(
     >>> import duckdb
     >>> from hashexpr.sql import record_key
     >>> sql = record_key([("code", "string")], dialect="duckdb", salt="hub", trim=True, case="upper")
-    >>> digest = duckdb.sql(f"SELECT {sql} FROM (SELECT ' c-1 ' AS code)").fetchone()[0]
+    >>> digest = duckdb.execute(f"SELECT {sql} FROM (SELECT ' c-1 ' AS code)").fetchone()[0]
     >>> digest == reference.record_key(["C-1"], [StringType()], salt="hub", algorithm="sha256")
     True
     """

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from pyspark.sql.types import DataType
 
@@ -75,7 +74,7 @@ def expression(text: str) -> _Expression:
     return _Expression(_checked_expression(text))
 
 
-ColumnSpec = Union[str, _Name, _Expression]
+ColumnSpec = str | _Name | _Expression
 
 
 def parse_columns(columns: Sequence[tuple[ColumnSpec, str | DataType]], function: str) -> list[Column]:
