@@ -61,7 +61,9 @@ def test_names_are_quoted_and_expressions_checked():
     assert '"we""ird.na me"' in sql and '"Plain"' in sql
     assert "`a``b`" in record_hash([(column("a`b"), "int")], dialect="spark")
     assert "(lower(email))" in record_hash([("lower(email)", "string")], dialect="duckdb")
-    for bad in ["a); DROP TABLE t; --", "x -- y", "f(a", "'open", "a /* b */"]:
+    # The last two look balanced when a quote is only escaped by doubling it, but close the parenthesis in
+    # Spark (whose literals read backslash escapes) and in PostgreSQL (dollar quoting).
+    for bad in ["a); DROP TABLE t; --", "x -- y", "f(a", "'open", "a /* b */", "'\\'' ) || secret || ('", "$$)$$"]:
         with pytest.raises(ValueError, match="expression"):
             record_hash([(bad, "int")], dialect="duckdb")
     with pytest.raises(ValueError, match="expression"):

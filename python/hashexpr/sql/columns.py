@@ -118,13 +118,23 @@ def parse_columns(columns: Sequence[tuple[ColumnSpec, str | DataType]], function
 
 
 def _checked_expression(text: str) -> str:
-    """``text`` when it is one SQL expression: balanced quotes and parentheses, no ``;``, no comments.
+    """``text`` when it is one SQL expression: balanced quotes and parentheses, no ``;``, no comments, no
+    backslash and no ``$``.
 
     Anything else could end the expression early or turn what follows into a comment, and so change what the
-    rest of the generated SQL means.
+    rest of the generated SQL means. Quotes are read as every dialect reads them without backslashes: a quote
+    inside a literal is doubled. A backslash escapes a quote in Spark's literals and PostgreSQL's and DuckDB's
+    ``E'...'``, and ``$`` starts PostgreSQL's dollar quoting, so either would let a text that looks balanced here
+    close the parenthesis around it in the engine.
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"an SQL expression must be non-empty text, got {text!r}")
+    for char in "\\$":
+        if char in text:
+            raise ValueError(
+                f"expression {text!r} holds {char!r}, which engines read differently inside literals: compute it "
+                "in a view or a model, or mark a column name with column()"
+            )
     depth = 0
     quote: str | None = None
     i = 0

@@ -46,6 +46,11 @@ class Postgres(Dialect):
     def le32(self, value: str) -> str:
         return f"int4send({_swap(f'CAST({value} AS integer)', 4)})"
 
+    def string_literal(self, text: str) -> str:
+        # An escape string reads alike whatever standard_conforming_strings says; in a plain one a backslash
+        # before a quote would end the literal where that setting is off.
+        return "E'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
     def fail_text(self, message: str, witness: str) -> str:
         # A failed cast carries the message. The witness keeps PostgreSQL from folding (and so raising) the
         # cast while it plans a CASE branch that may never run.
