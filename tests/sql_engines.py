@@ -239,11 +239,18 @@ def column_names(count: int) -> list[str]:
 def rows_query(dialect: str, names: Sequence[str], rows: Sequence[Sequence[str]], expressions: Sequence[str]) -> str:
     """``SELECT expressions FROM`` rows of literals whose columns are ``names`` (one query for every row).
 
-    PostgreSQL would inline literals into the expressions (and fold them); OFFSET 0 keeps them values.
+    PostgreSQL would inline literals into the expressions (and fold them); OFFSET 0 keeps them values. Spark
+    reads the rows as an inline table, a local relation that its optimizer projects in one interpreted pass;
+    rows of a UNION ALL would each compile the expressions, with their literals inlined, as generated code
+    (tens of seconds for a batch; test_sql_plain_spark runs the projection as generated code).
     """
     from hashexpr.sql import dialect as sql_dialect
 
     quote = sql_dialect(dialect).quote
+    if dialect == "spark":
+        values = ", ".join("(" + ", ".join([str(i), *row]) + ")" for i, row in enumerate(rows))
+        columns = ", ".join(["hx_row", *map(quote, names)])
+        return f"SELECT {', '.join(expressions)} FROM VALUES {values} AS hx_rows({columns}) ORDER BY hx_row"
     selects = [
         f"SELECT {i} AS hx_row" + "".join(f", {value} AS {quote(name)}" for value, name in zip(row, names))
         for i, row in enumerate(rows)
