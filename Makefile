@@ -27,6 +27,22 @@ postgres:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; \
 	fi
 
+# dbt for the dbt package's tests (integrations/dbt): its own virtualenv, since dbt-core 1.11 needs a protobuf
+# older than the one beside pyspark. tests/test_dbt.py runs its dbt.
+DBT_VENV := .venv-dbt
+.PHONY: dbt-venv dbt-macros
+$(DBT_VENV)/.installed: integrations/dbt/requirements.txt
+	$(PYTHON) -m venv $(DBT_VENV)
+	$(DBT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(DBT_VENV)/bin/python -m pip install -q -r integrations/dbt/requirements.txt
+	touch $@
+
+dbt-venv: $(DBT_VENV)/.installed
+
+# The dbt package's generated macros, written by hashexpr.sql's dialects (tests/test_dbt.py checks them).
+dbt-macros: venv
+	$(PY) -m hashexpr.sql.jinja integrations/dbt/macros/generated
+
 # The other Spark lines (spark-lines/README.md): a jar for each Spark line/Scala version, and a virtualenv with
 # each line's newest pip pyspark to test it in. Spark 3.5's pyspark lacks the Spark Connect server; its jar comes
 # from Maven Central (3.5.7, the newest there).
@@ -120,10 +136,10 @@ wheel: venv
 # fresh ones), and the smoke suite on each other line.
 test: venv lint postgres
 	@mkdir -p target
-	$(MAKE) --no-print-directory line-venvs > target/line-venvs.log 2>&1 & venvs=$$!; \
+	$(MAKE) --no-print-directory line-venvs dbt-venv > target/line-venvs.log 2>&1 & venvs=$$!; \
 	$(SBT) hashexpr/package hashexpr/test && $(MAKE) --no-print-directory $(JAR) && \
 	  $(MAKE) --no-print-directory test-lines-jvm; status=$$?; \
-	wait $$venvs || { cat target/line-venvs.log; echo "make line-venvs failed"; exit 1; }; exit $$status
+	wait $$venvs || { cat target/line-venvs.log; echo "make line-venvs dbt-venv failed"; exit 1; }; exit $$status
 	@$(MAKE) --no-print-directory wheel
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-lines-python
@@ -131,7 +147,7 @@ test: venv lint postgres
 test-jvm: venv
 	$(SBT) hashexpr/test
 
-test-python: jar jars postgres
+test-python: jar jars postgres dbt-venv
 	$(PY) -m pytest
 
 lint: venv

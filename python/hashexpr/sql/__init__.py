@@ -30,8 +30,8 @@ __all__ = ["DIALECTS", "Unsupported", "column", "dialect", "expression", "record
 #: The dialects, each tested against its real engine.
 DIALECTS: dict[str, Dialect] = {d.name: d for d in (Postgres(), DuckDB(), Spark())}
 
-_RECORD_VERSION = 0x01
-_KEY_RECORD = 0x82
+RECORD_VERSION = 0x01
+KEY_RECORD = 0x82
 _NULL_KEYS = ("hash", "null", "error")
 
 
@@ -85,7 +85,7 @@ def record_hash(columns: Sequence[tuple[ColumnSpec, str | DataType]], *, dialect
     """
     engine = _dialect(dialect, "record_hash")
     parsed = parse_columns(columns, "record_hash")
-    prefix = bytes([_RECORD_VERSION]) + len(parsed).to_bytes(4, "little")
+    prefix = bytes([RECORD_VERSION]) + len(parsed).to_bytes(4, "little")
     parts = [engine.value(c.sql(engine), c.dtype, _where("record_hash", c)) for c in parsed]
     return engine.sha256(engine.concat([engine.literal(prefix), *parts]))
 
@@ -162,22 +162,30 @@ def record_key(
             null_tests.append(engine.is_null(value, c.dtype))
     salt_bytes = salt.encode("utf-8")
     prefix = (
-        bytes([_KEY_RECORD, STRING])
+        bytes([KEY_RECORD, STRING])
         + len(salt_bytes).to_bytes(4, "little")
         + salt_bytes
         + len(parsed).to_bytes(4, "little")
     )
     digest = engine.sha256(engine.concat([engine.literal(prefix), *parts]))
+    return null_key_guard(engine, null_key, EVERY_PART.join(null_tests), digest, parsed[0].sql(engine))
+
+
+#: What joins the NULL tests of the key parts.
+EVERY_PART = " AND "
+
+
+def null_key_guard(engine: Dialect, null_key: str, every_part_null: str, digest: str, witness: str) -> str:
+    """The key ``digest`` under ``null_key`` when ``every_part_null`` holds (``witness``: the first key part)."""
     if null_key == "hash":
         return digest
-    every_part_null = " AND ".join(null_tests)
     if null_key == "null":
         return f"CASE WHEN {every_part_null} THEN NULL ELSE {digest} END"
     message = (
         "hashexpr: record_key: every key part is NULL. Filter such rows out, or choose what they get with "
         "null_key=hash (a hash of the NULL key) or null_key=null (NULL)"
     )
-    return f"CASE WHEN {every_part_null} THEN {engine.fail(message, parsed[0].sql(engine))} ELSE {digest} END"
+    return f"CASE WHEN {every_part_null} THEN {engine.fail(message, witness)} ELSE {digest} END"
 
 
 def normalised(

@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 
 __all__ = ["parse_type", "type_name"]
 
-_ATOMIC: dict[str, DataType] = {
+ATOMIC: dict[str, DataType] = {
     "boolean": BooleanType(),
     "tinyint": ByteType(),
     "byte": ByteType(),
@@ -132,8 +132,8 @@ class _Reader:
             length = self.number()
             self.take(")")
             return CharType(length) if word in ("char", "character") else VarcharType(length)
-        if word in _ATOMIC:
-            return _ATOMIC[word]
+        if word in ATOMIC:
+            return ATOMIC[word]
         raise self.error(f"unknown type {word!r}")
 
     def struct(self) -> StructType:
