@@ -155,7 +155,7 @@ def record_key(
         value = c.sql(engine)
         if normalises and isinstance(c.dtype, (StringType, VarcharType)):
             text = normalised(engine, engine.text(value), trim, case, empty_as_null, where)
-            parts.append(engine.coalesce(engine.string(text)))
+            parts.append(engine.key_part(text))
             null_tests.append(engine.is_null(text, c.dtype))
         else:
             parts.append(engine.value(value, c.dtype, where))

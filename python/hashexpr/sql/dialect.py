@@ -246,21 +246,29 @@ class Dialect:
         """Whether every character of ``text`` is ASCII (NULL for NULL)."""
         raise NotImplementedError
 
+    def key_part(self, text: str) -> str:
+        """The encoding of a normalised string key part ``text`` (NULL as ``00``)."""
+        return self.coalesce(self.string(text))
+
     def case_map(self, text: str, case: str, where: str) -> str:
         """ASCII letters mapped to ``case``; a string with any other character fails the query.
 
         ASCII letters are the only ones whose mapping every engine, locale and Unicode version agrees on with
         format section 9.1; beyond them an engine's ``upper``/``lower`` would give other keys.
         """
-        source, target = (LOWER, UPPER) if case == "upper" else (UPPER, LOWER)
         message = (
             f"hashexpr: {where} holds a character that is not ASCII; case={case} is computed in {self.name} "
             f"SQL for ASCII text only (hash it with the jar or hashexpr.reference, or drop case=)"
         )
         return (
             f"CASE WHEN NOT {self.is_ascii(text)} THEN {self.fail_text(message, text)} "
-            f"ELSE translate({text}, '{source}', '{target}') END"
+            f"ELSE {self.ascii_case(text, case)} END"
         )
+
+    def ascii_case(self, text: str, case: str) -> str:
+        """``text``, all ASCII, with its letters mapped to ``case``."""
+        source, target = (LOWER, UPPER) if case == "upper" else (UPPER, LOWER)
+        return f"translate({text}, '{source}', '{target}')"
 
     def fail_text(self, message: str, witness: str) -> str:
         """:meth:`fail` as the engine's string type."""

@@ -2,7 +2,9 @@
 
 A cast to ``BIT`` (and from it to ``BLOB``) writes a number's bytes big-endian, so integers are byte-swapped
 with shifts and masks first. Lists, structs and maps are walked with lambdas (``lambda x: ...``, DuckDB 1.3
-and later). ``epoch_us`` of an infinite timestamp is NULL, so infinite dates and timestamps fail the query.
+and later). DuckDB evaluates a repeated subexpression as often as it appears, so a decimal's digits and
+unscaled value, and a normalised key part's bytes, are bound to lambda variables and computed once. ``epoch_us``
+of an infinite timestamp is NULL, so infinite dates and timestamps fail the query.
 """
 
 from __future__ import annotations
@@ -66,17 +68,24 @@ class DuckDB(Dialect):
 
     def decimal(self, value: str, precision: object, scale: object, wide: bool) -> str:
         number = f"CAST(({value}) AS DECIMAL({precision}, {scale}))"
-        digits = f"replace(CAST({number} AS VARCHAR), '.', '')"
-        stripped = f"NULLIF(rtrim({digits}, '0'), '')"
+        # DuckDB evaluates a repeated subexpression as often as it appears: the digits and the unscaled value,
+        # used a dozen times each, are bound to lambda variables and computed once.
+        digits, stripped = "hx_g", "NULLIF(rtrim(hx_g, '0'), '')"
         normal_scale = f"({scale} - (length({digits}) - length({stripped})))"
-        unscaled = f"CAST({stripped} AS {'HUGEINT' if wide else 'BIGINT'})"
+        unscaled = "hx_u"
         little_endian = self.le64(unscaled)
         if wide:
             little_endian = self.concat([little_endian, self.le64(f"({unscaled} >> 64)")])
         sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
+        encoding = _bind(
+            f"replace(CAST({number} AS VARCHAR), '.', '')",
+            digits,
+            _bind(f"CAST({stripped} AS {'HUGEINT' if wide else 'BIGINT'})", unscaled,
+                  self.tagged(DECIMAL, self.le32(normal_scale), *sized)),
+        )
         zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
         # Zero of the same type: against an integer 0 the comparison could round the value to 0.
-        return f"CASE WHEN {number} = CAST(0 AS DECIMAL({precision}, {scale})) THEN {zero} ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
+        return f"CASE WHEN {number} = CAST(0 AS DECIMAL({precision}, {scale})) THEN {zero} ELSE {encoding} END"
 
     def string(self, text: str) -> str:
         data = f"encode({text})"
@@ -133,11 +142,27 @@ class DuckDB(Dialect):
     def check_map(self, dtype, where: str) -> None:
         """DuckDB has maps."""
 
+    def key_part(self, text: str) -> str:
+        # The normalised text's bytes, bound once: the encoding names them twice and their length four times.
+        data = "hx_b"
+        return self.coalesce(
+            _bind(f"encode({text})", data, self.tagged(STRING, self.le32(f"octet_length({data})"), data))
+        )
+
+    def ascii_case(self, text: str, case: str) -> str:
+        # On ASCII text upper and lower map the ASCII letters alone, faster than translate.
+        return f"{case}({text})"
+
     def trim(self, text: str) -> str:
         return f"trim({text}, ' ')"
 
     def is_ascii(self, text: str) -> str:
         return f"(strlen({text}) = length({text}))"
+
+
+def _bind(value: str, name: str, body: str) -> str:
+    """``body`` with the lambda variable ``name`` bound to ``value``, computed once; NULL when it is NULL."""
+    return f"list_transform([{value}], lambda {name}: {body})[1]"
 
 
 def _substring(data: str, start: str, length: str) -> str:

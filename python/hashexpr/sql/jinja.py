@@ -194,7 +194,7 @@ def macros(name: str) -> str:
                     continue
                 key = _jinja_string(f"{trim}/{case}/{empty}")
                 text = normalised(engine, engine.text(_VALUE), trim, case, empty, _WHERE)
-                keyed.append((key, _expression(engine.coalesce(engine.string(text)), d, "v, where")))
+                keyed.append((key, _expression(engine.key_part(text), d, "v, where")))
                 tests.append((key, _expression(engine.is_null(text, StringType()), d, "v, where")))
     def unknown(what: str) -> str:
         return f"{{{{ exceptions.raise_compiler_error('hashexpr: no {what} ' ~ {what}) }}}}"
