@@ -27,7 +27,7 @@ from hashexpr.sql.dialect import (
     Dialect,
     Encoder,
 )
-from hashexpr.sql.numbers import minimal_bytes
+from hashexpr.sql.numbers import LENGTH_BYTES, minimal_bytes
 
 
 class DuckDB(Dialect):
@@ -68,24 +68,38 @@ class DuckDB(Dialect):
 
     def decimal(self, value: str, precision: object, scale: object, wide: bool) -> str:
         number = f"CAST(({value}) AS DECIMAL({precision}, {scale}))"
-        # DuckDB evaluates a repeated subexpression as often as it appears: the digits and the unscaled value,
-        # used a dozen times each, are bound to lambda variables and computed once.
+        if not wide:
+            return self._narrow_decimal(number, scale)
+        # The digits and the unscaled value, used a dozen times each, are bound to lambda variables and
+        # computed once (DuckDB evaluates a repeated subexpression inside CASE as often as it appears).
         digits, stripped = "hx_g", "NULLIF(rtrim(hx_g, '0'), '')"
         normal_scale = f"({scale} - (length({digits}) - length({stripped})))"
         unscaled = "hx_u"
-        little_endian = self.le64(unscaled)
-        if wide:
-            little_endian = self.concat([little_endian, self.le64(f"({unscaled} >> 64)")])
+        little_endian = self.concat([self.le64(unscaled), self.le64(f"({unscaled} >> 64)")])
         sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
         encoding = _bind(
             f"replace(CAST({number} AS VARCHAR), '.', '')",
             digits,
-            _bind(f"CAST({stripped} AS {'HUGEINT' if wide else 'BIGINT'})", unscaled,
-                  self.tagged(DECIMAL, self.le32(normal_scale), *sized)),
+            _bind(f"CAST({stripped} AS HUGEINT)", unscaled, self.tagged(DECIMAL, self.le32(normal_scale), *sized)),
         )
         zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
         # Zero of the same type: against an integer 0 the comparison could round the value to 0.
         return f"CASE WHEN {number} = CAST(0 AS DECIMAL({precision}, {scale})) THEN {zero} ELSE {encoding} END"
+
+    def _narrow_decimal(self, number: str, scale: object) -> str:
+        """A decimal of at most 18 digits, by integer arithmetic and without CASE or lambdas: DuckDB computes a
+        repeated subexpression once outside them (a lambda's body runs several times slower)."""
+        # The unscaled value at the declared scale; the product has at most 37 digits, and no fraction.
+        unscaled = f"CAST({number} * CAST(pow(10, {scale}) AS BIGINT) AS BIGINT)"
+        text = f"CAST({unscaled} AS VARCHAR)"
+        zeros = f"(length({text}) - length(rtrim({text}, '0')))"
+        normal = f"({unscaled} // CAST(pow(10, {zeros}) AS BIGINT))"
+        # Zero: one trailing zero, normal value 0, and scale 0 (the product with 0).
+        normal_scale = f"(({scale} - {zeros}) * CAST({unscaled} <> 0 AS INTEGER))"
+        # The fewest two's complement bytes: the significant bits of v, or of NOT v when v < 0, and a sign bit.
+        size = f"((length(ltrim(CAST(CAST(xor({normal}, {normal} >> 63) AS BIT) AS VARCHAR), '0')) + 8) // 8)"
+        sized = [_substring(self.literal(LENGTH_BYTES), size, "1"), _substring(self.le64(normal), "1", size)]
+        return self.tagged(DECIMAL, self.le32(normal_scale), *sized)
 
     def string(self, text: str) -> str:
         data = f"encode({text})"
