@@ -126,11 +126,16 @@ class Postgres(Dialect):
         return self.tagged(DATE, self.le32(f"(CAST(({value}) AS date) - DATE '1970-01-01')"))
 
     def timestamp(self, value: str, where: str) -> str:
-        return self.tagged(TIMESTAMP, self.le64(_micros(f"CAST(({value}) AS timestamp with time zone)")))
+        return self.tagged(TIMESTAMP, self._le64_once(_micros(f"CAST(({value}) AS timestamp with time zone)")))
 
     def timestamp_ntz(self, value: str, where: str) -> str:
         # EXTRACT(EPOCH ...) of a timestamp without time zone is its wall clock read as UTC.
-        return self.tagged(TIMESTAMP_NTZ, self.le64(_micros(f"CAST(({value}) AS timestamp without time zone)")))
+        micros = _micros(f"CAST(({value}) AS timestamp without time zone)")
+        return self.tagged(TIMESTAMP_NTZ, self._le64_once(micros))
+
+    def _le64_once(self, value: str) -> str:
+        """:meth:`le64` of a costly value, computed once in a subquery (the byte swap names it eight times)."""
+        return f"(SELECT {self.le64('hx_t')} FROM (SELECT {value} AS hx_t OFFSET 0) AS hx_tq)"
 
     def check_array(self, dtype: ArrayType, where: str) -> None:
         if isinstance(dtype.elementType, ArrayType):
