@@ -169,7 +169,7 @@ clean:
 # `make bench`: record_hash, dataset_fingerprint and diff against the usual alternatives, side by side in one
 # local[2] Spark (the scaling runs in a second one at 1g); prints medians and ratios and writes bench/RESULTS.md
 # and bench/scaling.png (bench/README.md). About 30 minutes on 2 cores.
-# BENCH_ARGS passes flags, e.g. `make bench BENCH_ARGS="--rows 200000 --only hash"`.
+# BENCH_ARGS passes flags, e.g. `make bench BENCH_ARGS="--rows 200000 --only hash"` (`--only sql`: no Spark).
 .PHONY: bench
 BENCH_ARGS ?=
 
@@ -179,5 +179,5 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7"
 	touch $@
 
-bench: jar $(VENV)/.bench-installed
+bench: jar postgres $(VENV)/.bench-installed
 	SPARK_LOCAL_IP=127.0.0.1 $(PY) bench/run.py $(BENCH_ARGS)

@@ -128,7 +128,14 @@ def _check(expected: str, template: str, values: dict[str, str]) -> None:
 
 
 def macros(name: str) -> str:
-    """The Jinja macros of dialect ``name`` (``postgres``, ``duckdb``, ``spark``), as the text of one file."""
+    """The Jinja macros of dialect ``name`` (``postgres``, ``duckdb``, ``spark``), as the text of one file.
+
+    Examples
+    --------
+    >>> from hashexpr.sql.jinja import macros
+    >>> print(macros("spark").split("{% macro hx_spark_sha256(v) -%}")[1].split("{%- endmacro")[0].strip())
+    {{ return("unhex(sha2(" ~ v ~ ", 256))") }}
+    """
     engine = _templating(DIALECTS[name])
     d = name
     out = [
@@ -215,7 +222,16 @@ def macros(name: str) -> str:
 
 
 def files() -> dict[str, str]:
-    """The generated files of ``integrations/dbt/macros/generated``: name -> text."""
+    """The generated files of ``integrations/dbt/macros/generated``: name -> text.
+
+    Examples
+    --------
+    >>> from hashexpr.sql.jinja import files
+    >>> sorted(files())
+    ['hashexpr_constants.sql', 'hashexpr_duckdb.sql', 'hashexpr_postgres.sql', 'hashexpr_spark.sql']
+    >>> "{% macro hx_duckdb_value(v, type, where) -%}" in files()["hashexpr_duckdb.sql"]
+    True
+    """
     constants = (
         "{#- Written by `python -m hashexpr.sql.jinja` (make dbt-macros) from hashexpr.sql. Do not edit. -#}\n"
         + _macro(
