@@ -177,3 +177,59 @@ def test_a_missing_column_is_named(project):
     assert run.returncode != 0
     assert "hashexpr.record_key" in run.stdout and "no column called 'nope'" in run.stdout
     assert "its columns: customer_code, name" in run.stdout
+
+
+#: record_key and record_hash with types given, as a model would write them for Spark (names needing quotes).
+SPARK_MACROS = (
+    "{{ hashexpr.record_key([{'name': 'Code \"A\".b\\'\\\\', 'type': 'string'}, {'name': 'n', 'type': "
+    "'decimal(20,4)'}], salt=\"s'1\", trim=true, case='lower', null_key='error') }}\n"
+    "{{ hashexpr.record_hash([{'name': 'ts', 'type': 'timestamp'}, {'name': 'd', 'type': 'double'}, "
+    "{'name': 'v', 'type': 'varchar(5)'}]) }}"
+)
+
+
+@pytest.fixture(scope="module")
+def spark_sql(project):
+    """The two macros compiled for Spark: the jar's functions (native) and the spark dialect's SQL."""
+    compiled = {}
+    for dialect in ("native", "spark"):
+        run = _dbt(project, "compile", "--target", "duckdb", "--quiet", "--inline", SPARK_MACROS,
+                   "--vars", json.dumps({"hashexpr_dialect": dialect}))  # fmt: skip
+        compiled[dialect] = run.stdout.strip().splitlines()[-2:]
+    return compiled
+
+
+def test_spark_sql_is_hashexpr_sql(spark_sql):
+    """On Spark the macros write the jar's call as hashexpr.sql_text does, or the spark dialect's SQL."""
+    from hashexpr.functions import _key_options
+    from hashexpr.sql_text import call
+
+    key_columns = [(column(WEIRD), "string"), (column("n"), "decimal(20,4)")]
+    options = {"salt": "s'1", "trim": True, "case": "lower", "null_key": "error"}
+    hash_columns = [(column("ts"), "timestamp"), (column("d"), "double"), (column("v"), "varchar(5)")]
+    assert spark_sql["spark"] == [
+        record_key(key_columns, dialect="spark", **options),
+        record_hash(hash_columns, dialect="spark"),
+    ]
+    quoted = ["`Code \"A\".b'\\`", "`n`"]
+    assert spark_sql["native"] == [
+        call("record_key", quoted, _key_options("s'1", True, "lower", False, "error", "sha256")),
+        call("record_hash", ["`ts`", "`d`", "`v`"], "algorithm=sha256"),
+    ]
+
+
+def test_spark_sql_runs_like_the_jar(spark_sql, spark):
+    """Both texts give the same bytes in Spark, and an all-NULL key fails the query under null_key=error."""
+    row = (
+        "SELECT ' Ab ' AS `Code \"A\".b'\\`, CAST(12.5000 AS DECIMAL(20,4)) AS n, timestamp_micros(-1) AS ts, "
+        "CAST(-0.0 AS DOUBLE) AS d, CAST('xy' AS STRING) AS v"
+    )
+    got = {
+        dialect: spark.sql(f"SELECT {', '.join(texts)} FROM ({row})").first()
+        for dialect, texts in spark_sql.items()
+    }
+    assert got["native"] == got["spark"] and all(len(bytes(v)) == 32 for v in got["spark"])
+    nulls = row.replace("' Ab '", "CAST(NULL AS STRING)").replace("CAST(12.5000 AS DECIMAL(20,4))", "CAST(NULL AS DECIMAL(20,4))")
+    for texts in spark_sql.values():
+        with pytest.raises(Exception, match="every key part is NULL"):
+            spark.sql(f"SELECT {texts[0]} FROM ({nulls})").collect()

@@ -60,7 +60,9 @@
   {%- set t = given | lower | replace(' ', '') -%}
   {%- set atomic = ['boolean', 'tinyint', 'byte', 'smallint', 'short', 'int', 'integer', 'bigint', 'long', 'float',
                     'real', 'double', 'string', 'binary', 'date', 'timestamp', 'timestamp_ltz', 'timestamp_ntz', 'void'] -%}
-  {%- if t in atomic or modules.re.fullmatch('varchar\\(\\d+\\)', t) -%}{{ return(t) }}{%- endif -%}
+  {%- if t in atomic -%}{{ return(t) }}{%- endif -%}
+  {#- hashexpr.sql encodes varchar(n) as string, byte for byte (hashexpr.sql.jinja checks it). -#}
+  {%- if modules.re.fullmatch('varchar\\(\\d+\\)', t) -%}{{ return('string') }}{%- endif -%}
   {%- set m = modules.re.fullmatch('(?:decimal|dec|numeric)\\((\\d+)(?:,(\\d+))?\\)', t) -%}
   {%- if m -%}
     {%- set p, s = m.group(1) | int, (m.group(2) or 0) | int -%}

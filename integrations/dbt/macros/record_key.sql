@@ -28,7 +28,7 @@
   {%- set parts, tests = [], [] -%}
   {%- for c in cols -%}
     {%- set where = hashexpr.hx_where(function, c.name) -%}
-    {%- if normalises and (c.type == 'string' or c.type.startswith('varchar(')) -%}
+    {%- if normalises and c.type == 'string' -%}
       {%- do parts.append(hashexpr.hx_call(dialect, 'key_string', c.sql, options, where)) -%}
       {%- do tests.append(hashexpr.hx_call(dialect, 'key_string_is_null', c.sql, options, where)) -%}
     {%- else -%}
@@ -97,14 +97,24 @@
 {%- endmacro %}
 
 
-{#- The dialect of the target: postgres, duckdb, spark, or native (Spark with hashexpr's jar). -#}
+{#-
+  The dialect of the target: postgres, duckdb, spark, or native (Spark with hashexpr's jar); the variable
+  hashexpr_dialect chooses one for SQL that runs elsewhere.
+-#}
 {% macro hx_dialect(function) -%}
+  {%- set chosen = var('hashexpr_dialect', none) -%}
+  {%- if chosen is not none -%}
+    {%- if chosen in ('postgres', 'duckdb', 'spark', 'native') -%}{{ return(chosen) }}{%- endif -%}
+    {{ exceptions.raise_compiler_error('hashexpr.' ~ function ~ ': hashexpr_dialect must be postgres, duckdb, '
+       ~ 'spark or native, got ' ~ ('%r' % chosen)) }}
+  {%- endif -%}
   {%- if target.type in ('postgres', 'duckdb') -%}{{ return(target.type) }}
   {%- elif target.type == 'spark' -%}{{ return('native' if var('hashexpr_spark_native', true) else 'spark') }}
   {%- elif target.type == 'databricks' -%}{{ return('native' if var('hashexpr_spark_native', false) else 'spark') }}
   {%- endif -%}
   {{ exceptions.raise_compiler_error('hashexpr.' ~ function ~ ': no SQL for the ' ~ target.type ~ ' adapter; '
-     ~ 'hashexpr writes it for postgres, duckdb, spark and databricks (docs/SQL.md lists what other engines need)') }}
+     ~ 'hashexpr writes it for postgres, duckdb, spark and databricks, or for the engine that '
+     ~ 'vars: {hashexpr_dialect: ...} names (docs/SQL.md lists what other engines need)') }}
 {%- endmacro %}
 
 
