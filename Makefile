@@ -26,6 +26,31 @@ $(VENV)/.native: $(VENV)/.installed $(NATIVE_SOURCES)
 
 venv: $(VENV)/.native
 
+# PostgreSQL's server binaries, for the tests of hashexpr.sql (tests/postgres_server.py starts a server of its own).
+.PHONY: postgres
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo "installing Debian's postgresql package"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; \
+	fi
+
+# dbt for the dbt package's tests (integrations/dbt): its own virtualenv, since dbt-core 1.11 needs a protobuf
+# older than the one beside pyspark. tests/test_dbt.py runs its dbt.
+DBT_VENV := .venv-dbt
+.PHONY: dbt-venv dbt-macros
+$(DBT_VENV)/.installed: integrations/dbt/requirements.txt
+	$(PYTHON) -m venv $(DBT_VENV)
+	$(DBT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(DBT_VENV)/bin/python -m pip install -q -r integrations/dbt/requirements.txt
+	touch $@
+
+dbt-venv: $(DBT_VENV)/.installed
+
+# The dbt package's generated macros, written by hashexpr.sql's dialects (tests/test_dbt.py checks them).
+dbt-macros: venv
+	$(PY) -m hashexpr.sql.jinja integrations/dbt/macros/generated
+
 # The other Spark lines (spark-lines/README.md): a jar for each Spark line/Scala version, and a virtualenv with
 # each line's newest pip pyspark to test it in. Spark 3.5's pyspark lacks the Spark Connect server; its jar comes
 # from Maven Central (3.5.7, the newest there).
@@ -161,8 +186,12 @@ jvm-packages: venv
 test-jvm-lines: venv
 	$(SBT) -Dhashexpr.test.forks=1 hashexpr/test $(LINE_TESTS)
 
-test-pytest: venv
+test-pytest: venv postgres
 	$(PY) -m pytest
+
+# The virtualenvs pytest runs besides .venv: every other line's, and dbt's.
+.PHONY: test-venvs
+test-venvs: line-venvs dbt-venv
 
 # The engine's Rust tests (every spec/ vector file), in the release profile that make venv already built.
 .PHONY: test-native
@@ -179,7 +208,7 @@ check: lint jar
 test-jvm: venv
 	$(SBT) hashexpr/test
 
-test-python: jar jars
+test-python: jar jars postgres dbt-venv
 	$(PY) -m pytest
 
 lint: venv
@@ -204,7 +233,7 @@ clean:
 # `make bench`: record_hash, dataset_fingerprint and diff against the usual alternatives, side by side in one
 # local[2] Spark (the scaling runs in a second one at 1g); prints medians and ratios and writes bench/RESULTS.md
 # and bench/scaling.png (bench/README.md). About 30 minutes on 2 cores.
-# BENCH_ARGS passes flags, e.g. `make bench BENCH_ARGS="--rows 200000 --only hash"`.
+# BENCH_ARGS passes flags, e.g. `make bench BENCH_ARGS="--rows 200000 --only hash"` (`--only sql`: no Spark).
 .PHONY: bench
 BENCH_ARGS ?=
 
@@ -214,5 +243,5 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7" "polars-hash==0.9.3"
 	touch $@
 
-bench: jar $(VENV)/.bench-installed
+bench: jar postgres $(VENV)/.bench-installed
 	SPARK_LOCAL_IP=127.0.0.1 $(PY) bench/run.py $(BENCH_ARGS)

@@ -60,3 +60,13 @@ def _doctest_namespace(request, doctest_namespace):
         r"\bspark\.", "".join(ex.source for ex in request.node.dtest.examples)
     ):
         doctest_namespace["spark"] = request.getfixturevalue("spark")
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the session (tests/postgres_server.py): its psycopg connection string."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from postgres_server import postgres_server
+
+    with postgres_server() as server:
+        yield server

@@ -5,7 +5,9 @@ fingerprint candidates in rounds, each once per round, so that they share the ma
 the median wall time, rows per second, the ratio to hashexpr's own candidate and the JVM's GC time and bytes
 allocated during the run (local mode: driver and executor share one JVM, so the JVM-wide counters are the
 executor's). Sections: ``hash`` (10 mixed columns), ``wide`` (50/100/200 columns), ``nested`` (arrays, maps,
-structs), ``fingerprint``, ``arrow`` (hashexpr.arrow, the Rust engine, against Spark and Python peers) and ``diff``. See ``bench/README.md``. Benchmarks are not tests: nothing here asserts.
+structs), ``fingerprint``, ``arrow`` (hashexpr.arrow, the Rust engine, against Spark and Python peers), ``diff``
+and ``sql`` (hashexpr.sql in DuckDB and PostgreSQL, no Spark). See ``bench/README.md``. Benchmarks are not
+tests: nothing here asserts.
 
     python bench/run.py [--rows N] [--wide-rows N] [--runs N] [--only hash,diff] [--out bench/RESULTS.md]
 """
@@ -25,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "arrow", "diff", "cluster", "scale")
+SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "arrow", "diff", "cluster", "scale", "sql")
+#: Sections that need no Spark (a run of these alone starts none).
+SPARKLESS = ("sql",)
 HERE = Path(__file__).resolve().parent
 
 # The ten mixed columns: name -> SQL expression over `id` (a deterministic pseudo-random value per row).
@@ -1015,7 +1019,6 @@ def by_name(results: list[Result], prefix: str) -> Result:
 
 
 def machine(spark) -> list[str]:
-    jvm = spark.sparkContext._jvm
     cpu = "?"
     try:
         cpu = next(
@@ -1047,12 +1050,17 @@ def machine(spark) -> list[str]:
         dcv = "not installed"
     import hashexpr as hx
 
-    conf = spark.sparkContext.getConf()
-    return [
+    lines = [
         (
             f"- machine: {platform.node()}, {cpu}, {os.cpu_count()} cores, {mem} RAM, {platform.system()} "
             f"{platform.release()}; load average at the end (1/5/15 min): {load}"
-        ),
+        )
+    ]
+    if spark is None:
+        return lines
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext.getConf()
+    return lines + [
         (
             f"- Spark {spark.version} (`{conf.get('spark.master')}`, driver memory {conf.get('spark.driver.memory')}, "
             f"spark.sql.shuffle.partitions={spark.conf.get('spark.sql.shuffle.partitions')}, AQE on), "
@@ -1074,7 +1082,7 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
         "",
     ]
     lines += machine(spark)
-    lines += [
+    lines += [] if spark is None else [
         (
             f"- timing: median of {args.runs} runs after {args.warmup} warm-up; the row-hash and fingerprint "
             f"candidates: median of {args.rounds} rounds after the warm-up, each round one run of each candidate; "
@@ -1284,6 +1292,10 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
         lines += cluster_report(args, sections["cluster"], targets)
     if "scale" in sections:
         lines += scale_report(args, sections["scale"], targets)
+    if "sql" in sections:
+        from sql_bench import report as sql_report
+
+        lines += sql_report(sections["sql"], targets, table)
 
     if targets:
         lines += ["## Targets (from this one run)", ""] + targets + [""]
@@ -1298,6 +1310,46 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def merge_report(existing: str, partial: str) -> str:
+    """``existing`` (a whole run's report) with the sections and target lines of ``partial`` (a run of some
+    sections alone) in place of its own: each ``## `` section of ``partial`` after Data replaces the one of
+    that title, or goes before Targets; each of its target lines replaces the one that starts alike (up to the
+    colon), or is added."""
+
+    def split(text: str) -> list[list[str]]:
+        blocks: list[list[str]] = [[]]
+        for line in text.splitlines():
+            if line.startswith("## "):
+                blocks.append([])
+            blocks[-1].append(line)
+        return blocks
+
+    old, new = split(existing), split(partial)
+    titles = [b[0] for b in old[1:]]
+    new_targets = next((b[2:] for b in new[1:] if b[0] == "## Targets (from this one run)"), [])
+    for block in new[1:]:
+        if block[0] in ("## Data", "## Targets (from this one run)"):
+            continue
+        if block[0] in titles:
+            old[1 + titles.index(block[0])] = block
+        else:
+            at = titles.index("## Targets (from this one run)") if "## Targets (from this one run)" in titles else len(titles)
+            old.insert(1 + at, block)
+            titles.insert(at, block[0])
+    for block in old[1:]:
+        if block[0] != "## Targets (from this one run)":
+            continue
+        for line in (t for t in new_targets if t.startswith("- ")):
+            head = line.split(":", 1)[0]
+            same = [k for k, t in enumerate(block) if t.split(":", 1)[0] == head]
+            if same:
+                block[same[0]] = line
+            else:
+                last = max(k for k, t in enumerate(block) if t.startswith("- "))
+                block.insert(last + 1, line)
+    return "\n".join(line for b in old for line in b).rstrip("\n")
 
 
 def cluster_report(args, cluster: dict, targets: list[str]) -> list[str]:
@@ -1536,6 +1588,9 @@ def parse_args(argv=None):
     p.add_argument(
         "--stream-rows", type=int, default=20_000_000, help="rows of the Parquet file the arrow section streams"
     )
+    p.add_argument(
+        "--sql-rows", type=int, default=1_000_000, help="rows of the sql section's table in DuckDB and PostgreSQL"
+    )
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
     p.add_argument(
         "--rounds",
@@ -1592,9 +1647,13 @@ def main(argv=None) -> int:
     if args.cluster_worker:
         cluster_worker(args, log)
         return 0
-    spark = build_spark(args)
-    log(f"Spark {spark.version} up, sections: {', '.join(args.only)}")
-    b = Bench(spark, args.runs, args.warmup, log, rounds=args.rounds)
+    if all(section in SPARKLESS for section in args.only):
+        spark, b = None, None
+        log(f"sections: {', '.join(args.only)} (no Spark)")
+    else:
+        spark = build_spark(args)
+        log(f"Spark {spark.version} up, sections: {', '.join(args.only)}")
+        b = Bench(spark, args.runs, args.warmup, log, rounds=args.rounds)
     mixed_cols = ", ".join(_MIXED)
     sections, sizes = {}, {}
 
@@ -1699,14 +1758,25 @@ def main(argv=None) -> int:
     if "scale" in args.only:
         log("section scale")
         sections["scale"] = section_scale(args, log)
+    if "sql" in args.only:
+        from sql_bench import section_sql
+
+        log("section sql")
+        sizes["sql (DuckDB and PostgreSQL tables)"] = (args.sql_rows, mixed_cols)
+        sections["sql"] = section_sql(args, log, Result)
 
     report = render(args, spark, sizes, sections, started)
-    if args.out:
-        Path(args.out).write_text(report + "\n")
+    out = Path(args.out) if args.out else None
+    if out is not None and spark is None and out.exists():
+        # A run of the Spark-less sections alone updates their part of the report, keeping the rest.
+        report = merge_report(out.read_text(), report)
+    if out is not None:
+        out.write_text(report + "\n")
         log(f"wrote {args.out}")
     else:
         print(report)
-    spark.stop()
+    if spark is not None:
+        spark.stop()
     log("done")
     return 0
 

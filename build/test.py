@@ -115,7 +115,7 @@ def main() -> int:
     for log in (venvs_log, jvm_log):
         log.write_text("", encoding="utf-8")
     venv = Phase("venv (.venv: the pinned pyspark, the Arrow engine)", "venv")
-    line_venvs = Phase("line virtualenvs", "line-venvs", "background", venvs_log)
+    line_venvs = Phase("line and dbt virtualenvs", "test-venvs", "background", venvs_log)
     main_phases = [
         Phase("lint (ruff, cargo fmt, clippy)", "lint"),
         Phase("sbt: every line's jar and Maven artifact", "jvm-packages"),
@@ -140,7 +140,7 @@ def main() -> int:
                 jvm.start()
                 ok = python_phases[0].run()
                 if ok:
-                    # pytest runs the other lines' virtualenvs too (the wheel in each, Delta in 4.2).
+                    # pytest runs the other virtualenvs too (the wheel in each line's, Delta in 4.2's, dbt's).
                     background.join()
                     ok = background.ok
                     if not ok:

@@ -1,6 +1,7 @@
 """The ``hashexpr`` command line.
 
-``hashexpr jar`` prints the path of hashexpr's jar; ``hashexpr hash``, ``fingerprint``, ``diff`` and
+``hashexpr jar`` prints the path of hashexpr's jar; ``hashexpr sql`` prints SQL for engines without it;
+``hashexpr hash``, ``fingerprint``, ``diff`` and
 ``collisions`` run on data files and tables with an embedded Spark. Each subcommand is one ``_run_*``
 function registered by one ``_add_*`` function; it returns an :class:`Outcome` (exit status, result lines,
 summary, the ``--json`` report), which :func:`main` prints. The Spark session is set up in
@@ -32,6 +33,7 @@ from hashexpr import cli_session, cli_signals
 from hashexpr import io as hio
 from hashexpr import names as hnames
 from hashexpr import sources as hsources
+from hashexpr import sql as hsql
 from hashexpr.cli_session import PROG
 from hashexpr.errors import SchemaMismatchError
 from hashexpr.fingerprint import (
@@ -41,6 +43,7 @@ from hashexpr.fingerprint import (
     fingerprint_prefix,
 )
 from hashexpr.options import KeyOptions, hash_options, parse_key_options
+from hashexpr.sql.types import parse_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -240,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fingerprint(commands, common)
     _add_diff(commands, common)
     _add_collisions(commands, common)
+    _add_sql(commands)
     return parser
 
 
@@ -1185,6 +1189,114 @@ def _collisions_outcome(src: hsources.Source, keys: list[str], shown: Sequence[A
             ],
         },
     )
+
+
+# --- hashexpr sql ------------------------------------------------------------------------------------------
+
+
+def _add_sql(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "sql",
+        help="print SQL that computes the SHA-256 key or row hash in PostgreSQL, DuckDB or Spark without the jar",
+        description=(
+            "Print one SQL expression that computes, inside the engine, the same 32 bytes as the jar's "
+            "record_key_with('algorithm=sha256; ...') (--key) or record_hash_with('algorithm=sha256', ...) "
+            "(--hash) over the given columns and their Spark SQL types. Nothing runs: no Spark, no database. "
+            "See docs/SQL.md."
+        ),
+        epilog=f"Example: {PROG} sql --dialect postgres --key customer_id:bigint,email:string --salt crm",
+    )
+    parser.add_argument("--dialect", required=True, choices=sorted(hsql.DIALECTS), help="the engine")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--key",
+        metavar="COL:TYPE,...",
+        help="the business key: column names with Spark SQL types (bigint, string, decimal(10,2), ...)",
+    )
+    what.add_argument("--hash", metavar="COL:TYPE,...", help="the row hash of these columns, in this order")
+    options = parser.add_argument_group("key options (docs/KEYS.md), with --key only")
+    options.add_argument("--salt", help="the salt")
+    options.add_argument("--trim", action="store_true", help="remove spaces (U+0020) around string key parts")
+    options.add_argument("--case", choices=("upper", "lower"), help="map ASCII string key parts to one case")
+    options.add_argument("--empty-as-null", action="store_true", help="an empty string key part counts as NULL")
+    options.add_argument(
+        "--null-key", choices=("hash", "null", "error"), help="what a key whose parts are all NULL gives"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of text")
+    parser.set_defaults(run=_run_sql)
+
+
+def _run_sql(args: argparse.Namespace) -> Outcome:
+    """``hashexpr sql``: the expression, on one line."""
+    key_options = {
+        "salt": args.salt,
+        "trim": args.trim or None,
+        "case": args.case,
+        "empty_as_null": args.empty_as_null or None,
+        "null_key": args.null_key,
+    }
+    given = {name: value for name, value in key_options.items() if value is not None}
+    if args.hash is not None:
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ValueError(f"{flags}: key options apply to --key, not to --hash")
+        columns = parse_column_types(args.hash, "--hash")
+        text = hsql.record_hash(columns, dialect=args.dialect)
+    else:
+        columns = parse_column_types(args.key, "--key")
+        text = hsql.record_key(columns, dialect=args.dialect, **given)
+    report = {
+        "dialect": args.dialect,
+        "function": "record_hash" if args.hash is not None else "record_key",
+        "columns": [[name.name, dtype] for name, dtype in columns],
+        "sql": text,
+    }
+    return Outcome(lines=[text], report=report)
+
+
+def parse_column_types(text: str, option: str) -> list[tuple[Any, str]]:
+    """The ``name:type`` items of ``--key`` / ``--hash``, split at the commas outside a type's brackets.
+
+    Each item is split at the first colon after which a Spark SQL type follows, so that names may hold colons
+    and types may hold commas and colons (``decimal(10,2)``, ``map<string,int>``, ``struct<a:int,b:string>``).
+    Every name is a column name, quoted for the dialect.
+
+    Examples
+    --------
+    >>> [(c.name, t) for c, t in parse_column_types("id:bigint, amount:decimal(10,2),m:map<string,int>", "--key")]
+    [('id', 'bigint'), ('amount', 'decimal(10,2)'), ('m', 'map<string,int>')]
+    >>> [(c.name, t) for c, t in parse_column_types("a:b:struct<x:int,y:string>", "--key")]
+    [('a:b', 'struct<x:int,y:string>')]
+    """
+    items, depth, current = [], 0, ""
+    for char in text:
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    items.append(current)
+    columns = []
+    for item in items:
+        item = item.strip()
+        for position, char in enumerate(item):
+            if char != ":" or position == 0:
+                continue
+            try:
+                parse_type(item[position + 1 :])
+            except ValueError:
+                continue
+            columns.append((hsql.column(item[:position]), item[position + 1 :].strip()))
+            break
+        else:
+            raise ValueError(
+                f"{option}: {item!r} is not NAME:TYPE with a Spark SQL type (bigint, string, decimal(10,2), ...)"
+            )
+    return columns
 
 
 # --- shared helpers ----------------------------------------------------------------------------------------

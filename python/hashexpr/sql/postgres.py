@@ -1,0 +1,203 @@
+"""PostgreSQL (13 and later; tested on 15): bytea, ``sha256``, ``int8send``/``float8send`` for the bytes of numbers.
+
+Integers are written little-endian by swapping their bytes with shifts and masks before ``int8send`` (which
+writes big-endian); a double's IEEE bits are ``float8send``'s, read back byte by byte. PostgreSQL evaluates a
+repeated subexpression as often as it appears, so the writers repeat column references, never costly work.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+
+from hashexpr.sql.dialect import (
+    ARRAY,
+    BINARY,
+    CANONICAL_NAN,
+    DATE,
+    DECIMAL,
+    FLOATING,
+    INTEGRAL,
+    STRING,
+    STRUCT,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    Dialect,
+    Encoder,
+)
+from hashexpr.sql.numbers import minimal_bytes
+
+
+class Postgres(Dialect):
+    name = "postgres"
+    engine = "PostgreSQL"
+
+    def literal(self, data: bytes) -> str:
+        return f"decode('{data.hex()}', 'hex')"
+
+    def concat(self, parts: list[str]) -> str:
+        return "(" + " || ".join(parts) + ")"
+
+    def sha256(self, stream: str) -> str:
+        return f"sha256({stream})"
+
+    def le64(self, value: str) -> str:
+        return f"int8send({_swap(value, 8)})"
+
+    def le32(self, value: str) -> str:
+        return f"int4send({_swap(f'CAST({value} AS integer)', 4)})"
+
+    def string_literal(self, text: str) -> str:
+        # An escape string reads alike whatever standard_conforming_strings says; in a plain one a backslash
+        # before a quote would end the literal where that setting is off.
+        return "E'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+    def fail_text(self, message: str, witness: str) -> str:
+        # A failed cast carries the message. The witness keeps PostgreSQL from folding (and so raising) the
+        # cast while it plans a CASE branch that may never run.
+        text = self.string_literal(message)
+        return f"CAST(CAST({text} || COALESCE(left(CAST({witness} AS text), 0), '') AS integer) AS text)"
+
+    def fail(self, message: str, witness: str) -> str:
+        return f"convert_to({self.fail_text(message, witness)}, 'UTF8')"
+
+    def is_null(self, value: str, dtype: DataType) -> str:
+        # A composite value whose fields are all NULL IS NULL in SQL, but is no NULL struct.
+        if isinstance(dtype, StructType):
+            return f"(num_nulls({value}) = 1)"
+        return super().is_null(value, dtype)
+
+    def text(self, value: str) -> str:
+        return f"CAST(({value}) AS text)"
+
+    def integral(self, value: str) -> str:
+        return self.tagged(INTEGRAL, self.le64(f"CAST(({value}) AS bigint)"))
+
+    def floating(self, value: str, single: bool) -> str:
+        number = f"CAST(CAST(({value}) AS real) AS double precision)" if single else f"CAST(({value}) AS double precision)"
+        big_endian = f"float8send({number})"
+        # The bits as an integer whose int8send is the little-endian bytes: byte k of float8send is byte k here.
+        bits = " | ".join(f"(CAST(get_byte({big_endian}, {k}) AS bigint) << {8 * k})" for k in range(8))
+        zero = self.literal(bytes([FLOATING]) + bytes(8))
+        nan = self.literal(bytes([FLOATING]) + CANONICAL_NAN.to_bytes(8, "little"))
+        return (
+            f"CASE WHEN {number} = 0 THEN {zero} WHEN {number} = CAST('NaN' AS double precision) THEN {nan} "
+            f"ELSE {self.tagged(FLOATING, f'int8send({bits})')} END"
+        )
+
+    def decimal(self, value: str, precision: object, scale: object, wide: bool) -> str:
+        # The digits are read once, in a subquery that OFFSET 0 keeps PostgreSQL from inlining: inlined, the
+        # unscaled value would be computed again for every comparison that sizes it.
+        number = f"CAST(({value}) AS numeric({precision}, {scale}))"
+        digits = "replace(CAST(hx_y AS text), '.', '')"
+        stripped = f"NULLIF(rtrim({digits}, '0'), '')"
+        unscaled = f"CAST({stripped} AS {'numeric' if wide else 'bigint'})"
+        normal_scale = f"CAST({scale} - (length({digits}) - length({stripped})) AS integer)"
+        if wide:
+            modulus = 2**64
+            # mod and div are exact on numeric (a quotient by / is rounded); mod keeps the dividend's sign.
+            low = f"(CASE WHEN mod(hx_u, {modulus}) < 0 THEN mod(hx_u, {modulus}) + {modulus} ELSE mod(hx_u, {modulus}) END)"
+            low_signed = f"CAST(CASE WHEN {low} >= {2**63} THEN {low} - {modulus} ELSE {low} END AS bigint)"
+            high = f"CAST(div(hx_u - {low}, {modulus}) AS bigint)"
+            little_endian = self.concat([self.le64(low_signed), self.le64(high)])
+        else:
+            little_endian = self.le64("hx_u")
+        sized = minimal_bytes("hx_u", little_endian, wide, self.literal, _substring)
+        zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
+        message = "hashexpr: a numeric NaN has no Spark decimal value"
+        encoding = (
+            f"CASE WHEN hx_y = CAST(0 AS numeric) THEN {zero} WHEN hx_y = CAST('NaN' AS numeric) THEN {self.fail(message, 'hx_y')} "
+            f"ELSE {self.tagged(DECIMAL, self.le32('hx_s'), *sized)} END"
+        )
+        return (
+            f"(SELECT {encoding} FROM (SELECT hx_y, {unscaled} AS hx_u, {normal_scale} AS hx_s "
+            f"FROM (SELECT {number} AS hx_y) AS hx_n OFFSET 0) AS hx_d)"
+        )
+
+    def string(self, text: str) -> str:
+        data = f"convert_to({text}, 'UTF8')"
+        return self.tagged(STRING, self.le32(f"octet_length({data})"), data)
+
+    def binary(self, value: str) -> str:
+        data = f"CAST(({value}) AS bytea)"
+        return self.tagged(BINARY, self.le32(f"octet_length({data})"), data)
+
+    def date(self, value: str, where: str) -> str:
+        # An infinite date fails the subtraction.
+        return self.tagged(DATE, self.le32(f"(CAST(({value}) AS date) - DATE '1970-01-01')"))
+
+    def timestamp(self, value: str, where: str) -> str:
+        return self.tagged(TIMESTAMP, self._le64_once(_micros(f"CAST(({value}) AS timestamp with time zone)")))
+
+    def timestamp_ntz(self, value: str, where: str) -> str:
+        # EXTRACT(EPOCH ...) of a timestamp without time zone is its wall clock read as UTC.
+        micros = _micros(f"CAST(({value}) AS timestamp without time zone)")
+        return self.tagged(TIMESTAMP_NTZ, self._le64_once(micros))
+
+    def _le64_once(self, value: str) -> str:
+        """:meth:`le64` of a costly value, computed once in a subquery (the byte swap names it eight times)."""
+        return f"(SELECT {self.le64('hx_t')} FROM (SELECT {value} AS hx_t OFFSET 0) AS hx_tq)"
+
+    def check_array(self, dtype: ArrayType, where: str) -> None:
+        if isinstance(dtype.elementType, ArrayType):
+            raise self.unsupported(
+                where, dtype, "PostgreSQL arrays of arrays are rectangular multi-dimensional arrays, not arrays of "
+                "arrays of any length"
+            )
+
+    def array(self, value: str, element: Encoder, depth: int) -> str:
+        # By subscript: unnest would spread an array of composite values over columns.
+        index, table = f"hx_i{depth}", f"hx_t{depth}"
+        elements = (
+            f"COALESCE((SELECT string_agg({self.element(element, f'({value})[{index}]')}, ''::bytea ORDER BY {index}) "
+            f"FROM generate_subscripts({value}, 1) AS {table}({index})), ''::bytea)"
+        )
+        message = "hashexpr: a multi-dimensional PostgreSQL array is no Spark array"
+        return (
+            f"CASE WHEN array_ndims({value}) > 1 THEN {self.fail(message, value)} "
+            f"ELSE {self.tagged(ARRAY, self.le32(f'cardinality({value})'), elements)} END"
+        )
+
+    def struct(self, value: str, fields: list[tuple[str, DataType, Encoder]], depth: int) -> str:
+        count = self.literal(bytes([STRUCT]) + len(fields).to_bytes(4, "little"))
+        parts = [self.element(encoder, f"({value}).{self.quote(name)}") for name, _, encoder in fields]
+        return f"CASE WHEN {self.is_null(value, StructType())} THEN NULL ELSE {self.concat([count, *parts])} END"
+
+    def map(self, value: str, key: Encoder, item: Encoder, depth: int) -> str:
+        raise AssertionError("check_map refuses maps")
+
+    def check_map(self, dtype: MapType, where: str) -> None:
+        raise self.unsupported(where, dtype, "PostgreSQL has no map type")
+
+    def key_part(self, text: str) -> str:
+        # The normalised text is read once, in a subquery that OFFSET 0 keeps PostgreSQL from inlining: the
+        # encoding names its bytes twice and its length four times.
+        return self.coalesce(f"(SELECT {self.string('hx_k')} FROM (SELECT {text} AS hx_k OFFSET 0) AS hx_kq)")
+
+    def ascii_case(self, text: str, case: str) -> str:
+        # Under the C collation upper and lower map the ASCII letters alone, faster than translate.
+        return f"{case}(({text}) COLLATE \"C\")"
+
+    def trim(self, text: str) -> str:
+        return f"btrim({text}, ' ')"
+
+    def is_ascii(self, text: str) -> str:
+        return f"(octet_length(convert_to({text}, 'UTF8')) = char_length({text}))"
+
+
+def _swap(value: str, width: int) -> str:
+    """The integer whose big-endian bytes are the ``width`` low bytes of ``value``, little-endian."""
+    terms = []
+    for i in range(width):
+        byte = f"({value})" if i == 0 else f"(({value}) >> {8 * i})"
+        shift = 8 * (width - 1 - i)
+        terms.append(f"(({byte} & 255) << {shift})" if shift else f"({byte} & 255)")
+    return "(" + " | ".join(terms) + ")"
+
+
+def _substring(data: str, start: str, length: str) -> str:
+    return f"substring({data} from {start} for {length})"
+
+
+def _micros(timestamp: str) -> str:
+    """Microseconds since the epoch, exactly: EXTRACT(EPOCH ...) is numeric from PostgreSQL 14 on."""
+    return f"CAST(EXTRACT(EPOCH FROM {timestamp}) * 1000000 AS bigint)"
