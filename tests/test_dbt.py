@@ -201,7 +201,7 @@ def spark_sql(project):
 
 def test_spark_sql_is_hashexpr_sql(spark_sql):
     """On Spark the macros write the jar's call as hashexpr.sql_text does, or the spark dialect's SQL."""
-    from hashexpr.functions import _key_options
+    from hashexpr.options import KeyOptions, hash_options
     from hashexpr.sql_text import call
 
     key_columns = [(column(WEIRD), "string"), (column("n"), "decimal(20,4)")]
@@ -213,7 +213,11 @@ def test_spark_sql_is_hashexpr_sql(spark_sql):
     ]
     quoted = ["`Code \"A\".b'\\`", "`n`"]
     assert spark_sql["native"] == [
-        call("record_key", quoted, _key_options("s'1", True, "lower", False, "error", "sha256")),
+        call(
+            "record_key",
+            quoted,
+            "; ".join([*KeyOptions.of("s'1", True, "lower", False, "error").items, *hash_options("sha256", None)]),
+        ),
         call("record_hash", ["`ts`", "`d`", "`v`"], "algorithm=sha256"),
     ]
 

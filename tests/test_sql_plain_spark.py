@@ -131,3 +131,30 @@ def test_plain_spark_gives_the_jars_bytes(plain_spark, jar):
         for n, (type_names, _, options) in enumerate(CASES):
             want = [None if row[n] is None else row[n].hex() for row in jar]
             assert [row[n] for row in got] == want, (mode, type_names, options)
+
+
+@pytest.mark.parametrize(
+    ("declared", "value"),
+    [
+        ("int", "CAST(4000000000 AS BIGINT)"),
+        ("decimal(3,1)", "CAST(12345.6 AS DECIMAL(6,1))"),
+        ("bigint", "'not a number'"),
+        ("date", "'not a date'"),
+        ("array<int>", "array(CAST(4000000000 AS BIGINT))"),
+    ],
+)
+def test_a_value_its_declared_type_cannot_hold_fails_the_query_with_ansi_off(spark, declared, value):
+    """With ANSI off Spark casts such a value to NULL, which would hash as a NULL: the query fails instead."""
+    from pyspark.errors import PySparkException
+    from spark_conf import spark_conf
+
+    from hashexpr.sql import expression, record_hash
+
+    sql = record_hash([(expression(value), declared)], dialect="spark")
+    with spark_conf(spark, {"spark.sql.ansi.enabled": "false"}), pytest.raises(PySparkException) as failed:
+        spark.sql(f"SELECT {sql}").collect()
+    assert f"a value that is not of type {declared}" in str(failed.value)
+    # A value of the type hashes as the jar does.
+    fits = record_hash([(expression(value.replace("4000000000", "40")), declared)], dialect="spark")
+    if declared == "int":
+        assert spark.sql(f"SELECT {fits} = record_hash_with('algorithm=sha256', 40)").first()[0]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from pyspark.sql.types import DataType, StringType, VarcharType
 
-from hashexpr import reference
+from hashexpr.options import KeyOptions
 from hashexpr.sql.columns import Column, ColumnSpec, column, expression, parse_columns
 from hashexpr.sql.dialect import STRING, Dialect, Unsupported
 from hashexpr.sql.duckdb import DuckDB
@@ -32,7 +32,6 @@ DIALECTS: dict[str, Dialect] = {d.name: d for d in (Postgres(), DuckDB(), Spark(
 
 RECORD_VERSION = 0x01
 KEY_RECORD = 0x82
-_NULL_KEYS = ("hash", "null", "error")
 
 
 def dialect(name: str) -> Dialect:
@@ -76,6 +75,7 @@ def record_hash(columns: Sequence[tuple[ColumnSpec, str | DataType]], *, dialect
     Examples
     --------
     >>> import duckdb
+    >>> from hashexpr import reference
     >>> from hashexpr.sql import record_hash
     >>> sql = record_hash([("id", "bigint"), ("name", "string")], dialect="duckdb")
     >>> digest = duckdb.execute(f"SELECT {sql} FROM (SELECT 1 AS id, 'a' AS name)").fetchone()[0]
@@ -134,6 +134,7 @@ def record_key(
     Examples
     --------
     >>> import duckdb
+    >>> from hashexpr import reference
     >>> from hashexpr.sql import record_key
     >>> sql = record_key([("code", "string")], dialect="duckdb", salt="hub", trim=True, case="upper")
     >>> digest = duckdb.execute(f"SELECT {sql} FROM (SELECT ' c-1 ' AS code)").fetchone()[0]
@@ -141,12 +142,14 @@ def record_key(
     True
     """
     engine = _dialect(dialect, "record_key")
-    if null_key not in _NULL_KEYS:
-        raise ValueError(f"record_key: null_key must be 'hash', 'null' or 'error', got {null_key!r}")
-    try:
-        reference._check_key_options(salt, trim, case, empty_as_null)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"record_key: {exc}") from None
+    options = KeyOptions.of(salt, trim, case, empty_as_null, null_key)
+    salt, trim, case, empty_as_null, null_key = (
+        options.salt,
+        options.trim,
+        options.case,
+        options.empty_as_null,
+        options.null_key,
+    )
     parsed = parse_columns(columns, "record_key")
     normalises = trim or case is not None or empty_as_null
     parts, null_tests = [], []

@@ -55,6 +55,17 @@ _INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
 _STRING_TYPES = (StringType, VarcharType)
 
 
+def _has_map(dtype: DataType) -> bool:
+    """Whether a map is in ``dtype``, at any depth."""
+    if isinstance(dtype, MapType):
+        return True
+    if isinstance(dtype, ArrayType):
+        return _has_map(dtype.elementType)
+    if isinstance(dtype, StructType):
+        return any(_has_map(f.dataType) for f in dtype.fields)
+    return False
+
+
 class Unsupported(ValueError):
     """A type (or option) that a dialect cannot reproduce exactly; raised while the SQL is written."""
 
@@ -122,7 +133,15 @@ class Dialect:
         """The encoding of ``value`` of Spark type ``dtype``: tag and payload, or ``00`` for NULL."""
         if isinstance(dtype, NullType):
             return self.literal(bytes([NULL]))
-        return self.coalesce(self.encoder(dtype, where, 1).encode(value))
+        encoding = self.coalesce(self.encoder(dtype, where, 1).encode(value))
+        # A VARCHAR's values are strings, hashed as strings: it is declared as one.
+        declared = "string" if isinstance(dtype, VarcharType) else type_name(dtype)
+        return self.declared(value, declared, not _has_map(dtype), where, encoding)
+
+    def declared(self, value: str, type_text: str, comparable: bool, where: str, encoding: str) -> str:
+        """``encoding`` of a value that must be of type ``type_text`` (a value its engine's cast cannot lose, or
+        one the encoding checks); ``comparable`` says whether such values can be compared."""
+        return encoding
 
     def encoder(self, dtype: DataType, where: str, depth: int) -> Encoder:
         """The encoder of ``dtype``; ``where`` names the column, ``depth`` the nesting (for lambda names)."""
@@ -137,8 +156,10 @@ class Dialect:
         if isinstance(dtype, _STRING_TYPES):
             if getattr(dtype, "collation", "UTF8_BINARY") != "UTF8_BINARY":
                 raise self.unsupported(
-                    where, dtype, f"strings of collation {dtype.collation} hash by Spark's collation key; "
-                    "declare them string (UTF8_BINARY)"
+                    where,
+                    dtype,
+                    f"strings of collation {dtype.collation} hash by Spark's collation key; "
+                    "declare them string (UTF8_BINARY)",
                 )
             return Encoder(lambda v: self.string(self.text(v)))
         if isinstance(dtype, BinaryType):
@@ -168,10 +189,14 @@ class Dialect:
             return Encoder(lambda v: self.map(v, key, item, depth))
         if isinstance(dtype, CharType):
             raise self.unsupported(
-                where, dtype, "Spark hashes CHAR(n) padded to n characters, and engines differ in how they "
-                "pad or strip it: declare string and pass rpad(column, n) where the lake pads"
+                where,
+                dtype,
+                "Spark hashes CHAR(n) padded to n characters, and engines differ in how they "
+                "pad or strip it: declare string and pass rpad(column, n) where the lake pads",
             )
-        raise self.unsupported(where, dtype, "the SQL writers cover format v1's atomic, array, struct and map types")
+        raise self.unsupported(
+            where, dtype, "the SQL writers cover format v1's atomic, array, struct and map types"
+        )
 
     def unsupported(self, where: str, dtype: DataType, reason: str) -> Unsupported:
         return Unsupported(f"{where}: type {type_name(dtype)} cannot be hashed in {self.name} SQL: {reason}")

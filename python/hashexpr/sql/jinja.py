@@ -100,7 +100,9 @@ def _expression(text: str, dialect: str, arguments: str) -> str:
     used = {"hex" if name == "hex_upper" else name for name in _PLACEHOLDER.findall(text)}
     missing = used - {a.strip() for a in arguments.split(",")}
     if missing:
-        raise AssertionError(f"a template uses {sorted(missing)}, which are not among the arguments {arguments}")
+        raise AssertionError(
+            f"a template uses {sorted(missing)}, which are not among the arguments {arguments}"
+        )
     return _jinja(text, dialect)
 
 
@@ -149,8 +151,14 @@ def macros(name: str) -> str:
     mark = engine.quote("x")[0]
     assert engine.quote(f"a{mark}b") == f"{mark}a{mark}{mark}b{mark}"
     out.append(
-        _macro(f"hx_{d}_quote", "name", _returns(f"{_jinja_string(mark)} ~ name.replace({_jinja_string(mark)}, "
-                                                   f"{_jinja_string(mark * 2)}) ~ {_jinja_string(mark)}"))
+        _macro(
+            f"hx_{d}_quote",
+            "name",
+            _returns(
+                f"{_jinja_string(mark)} ~ name.replace({_jinja_string(mark)}, "
+                f"{_jinja_string(mark * 2)}) ~ {_jinja_string(mark)}"
+            ),
+        )
     )
     out.append(_macro(f"hx_{d}_literal", "hex", _returns(_expression(engine.literal(_Hex()), d, "hex"))))
     joined = engine.concat(["\x00a\x00", "\x00b\x00", "\x00c\x00"])
@@ -158,12 +166,18 @@ def macros(name: str) -> str:
     separator, rest = rest.split("\x00b\x00")
     _, closing = rest.split("\x00c\x00")
     out.append(
-        _macro(f"hx_{d}_concat", "parts", _returns(
-            f"{_jinja_string(opening)} ~ parts | join({_jinja_string(separator)}) ~ {_jinja_string(closing)}"
-        ))
+        _macro(
+            f"hx_{d}_concat",
+            "parts",
+            _returns(
+                f"{_jinja_string(opening)} ~ parts | join({_jinja_string(separator)}) ~ {_jinja_string(closing)}"
+            ),
+        )
     )
     out.append(_macro(f"hx_{d}_sha256", "v", _returns(_expression(engine.sha256(_VALUE), d, "v"))))
-    out.append(_macro(f"hx_{d}_is_null", "v", _returns(_expression(engine.is_null(_VALUE, StringType()), d, "v"))))
+    out.append(
+        _macro(f"hx_{d}_is_null", "v", _returns(_expression(engine.is_null(_VALUE, StringType()), d, "v")))
+    )
 
     # Every atomic type by its Spark names (those of one encoding together), and decimals by width.
     names: dict[str, list[str]] = {}
@@ -174,8 +188,13 @@ def macros(name: str) -> str:
     varchar = engine.value(_VALUE, VarcharType(1), _WHERE)
     assert varchar == engine.value(_VALUE, StringType(), _WHERE)
     decimal = "v, where, precision, scale"
-    narrow = engine.coalesce(engine.decimal(_VALUE, _PRECISION, _SCALE, False))
-    wide = engine.coalesce(engine.decimal(_VALUE, _PRECISION, _SCALE, True))
+    declared = f"decimal({_PRECISION},{_SCALE})"
+    narrow = engine.declared(
+        _VALUE, declared, True, _WHERE, engine.coalesce(engine.decimal(_VALUE, _PRECISION, _SCALE, False))
+    )
+    wide = engine.declared(
+        _VALUE, declared, True, _WHERE, engine.coalesce(engine.decimal(_VALUE, _PRECISION, _SCALE, True))
+    )
     for precision, scale in ((1, 0), (18, 3), (19, 0), (38, 38)):
         template = wide if precision > NARROW_DECIMAL_DIGITS else narrow
         _check(engine.value(_VALUE, DecimalType(precision, scale), _WHERE), template,
@@ -203,21 +222,36 @@ def macros(name: str) -> str:
                 text = normalised(engine, engine.text(_VALUE), trim, case, empty, _WHERE)
                 keyed.append((key, _expression(engine.key_part(text), d, "v, where")))
                 tests.append((key, _expression(engine.is_null(text, StringType()), d, "v, where")))
+
     def unknown(what: str) -> str:
         return f"{{{{ exceptions.raise_compiler_error('hashexpr: no {what} ' ~ {what}) }}}}"
 
-    out.append(_macro(f"hx_{d}_key_string", "v, options, where", _branches("options ==", keyed, unknown("options"))))
     out.append(
-        _macro(f"hx_{d}_key_string_is_null", "v, options, where", _branches("options ==", tests, unknown("options")))
+        _macro(f"hx_{d}_key_string", "v, options, where", _branches("options ==", keyed, unknown("options")))
+    )
+    out.append(
+        _macro(
+            f"hx_{d}_key_string_is_null",
+            "v, options, where",
+            _branches("options ==", tests, unknown("options")),
+        )
     )
     guards = [
         (
             _jinja_string(null_key),
-            _expression(null_key_guard(engine, null_key, _TESTS, _DIGEST, _VALUE), d, "every_part_null, digest, v"),
+            _expression(
+                null_key_guard(engine, null_key, _TESTS, _DIGEST, _VALUE), d, "every_part_null, digest, v"
+            ),
         )
         for null_key in ("hash", "null", "error")
     ]
-    out.append(_macro(f"hx_{d}_null_key", "null_key, every_part_null, digest, v", _branches("null_key ==", guards, unknown("null_key"))))
+    out.append(
+        _macro(
+            f"hx_{d}_null_key",
+            "null_key, every_part_null, digest, v",
+            _branches("null_key ==", guards, unknown("null_key")),
+        )
+    )
     return "\n".join(out)
 
 
@@ -243,7 +277,10 @@ def files() -> dict[str, str]:
             ),
         )
     )
-    return {"hashexpr_constants.sql": constants, **{f"hashexpr_{name}.sql": macros(name) for name in DIALECTS}}
+    return {
+        "hashexpr_constants.sql": constants,
+        **{f"hashexpr_{name}.sql": macros(name) for name in DIALECTS},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

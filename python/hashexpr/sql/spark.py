@@ -64,6 +64,17 @@ class Spark(Dialect):
     def fail(self, message: str, witness: str) -> str:
         return f"raise_error({self.string_literal(message)})"
 
+    def declared(self, value: str, type_text: str, comparable: bool, where: str, encoding: str) -> str:
+        """With ANSI off Spark casts a value its declared type cannot hold to NULL (a string that is no number, a
+        decimal overflow) or wraps it (an integer overflow), which would hash as another value: such a value
+        fails the query instead. A value of the type is its own cast."""
+        cast = f"CAST(({value}) AS {type_text})"
+        # A cast to NULL is lost; so is one that changed the value (maps, which Spark cannot compare, aside).
+        changed = f" OR NOT ({cast} <=> ({value}))" if comparable else ""
+        lost = f"({value}) IS NOT NULL AND ({cast} IS NULL{changed})"
+        message = f"hashexpr.sql: {where}: a value that is not of type {type_text}"
+        return f"CASE WHEN {lost} THEN CAST({self.fail(message, value)} AS BINARY) ELSE {encoding} END"
+
     def text(self, value: str) -> str:
         return f"CAST(({value}) AS STRING)"
 
@@ -112,7 +123,11 @@ class Spark(Dialect):
             stripped = f"NULLIF(TRIM(TRAILING '0' FROM {digits}), '')"
             normal_scale = f"({scale} - (length({digits}) - length({stripped})))"
             unscaled = f"CAST({stripped} AS {'DECIMAL(38, 0)' if wide else 'BIGINT'})"
-            return _bind(unscaled, "hx_u", lambda u: self.tagged(DECIMAL, self.le32(normal_scale), *self._sized(u, wide)))
+            return _bind(
+                unscaled,
+                "hx_u",
+                lambda u: self.tagged(DECIMAL, self.le32(normal_scale), *self._sized(u, wide)),
+            )
 
         # CAST(decimal AS STRING) writes every digit of the scale, never an exponent. Zero is compared with a
         # zero of the same type: against an integer 0 the comparison could round the value to 0.
