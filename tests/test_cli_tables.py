@@ -20,6 +20,9 @@ from cli_runner import ROOT, cli, cli_batch, env, ok, one_error_line, run_withou
 
 DELTA_PYTHON = ROOT / ".venv-4.2" / "bin" / "python"
 
+# Processes of its own (Delta Lake in .venv-4.2, a Hive metastore session): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 # Run by .venv-4.2's Python: the table, its three versions as Parquet, and its commit times in UTC.
 _MAKE_DELTA = """
 import json, sys
@@ -47,8 +50,6 @@ _MAKE_HIVE = """
 import sys
 from pyspark.sql import SparkSession
 
-# Processes of its own (Delta Lake in .venv-4.2, a Hive metastore session): make check leaves it out.
-pytestmark = pytest.mark.slow
 warehouse, metastore = sys.argv[1], sys.argv[2]
 spark = (SparkSession.builder.master("local[1]").enableHiveSupport()
     .config("spark.sql.warehouse.dir", warehouse)

@@ -297,7 +297,10 @@ def test_a_wrong_jar_fails_at_the_first_call_naming_the_right_one(wrong_jar_runs
         ), line
         assert f"this session runs Spark {pyspark.__version__} with Scala {SCALA}." in line
         assert f"Use hashexpr-spark{LINE}_{SCALA}.jar instead" in line
-        assert f"(`hashexpr jar --spark {LINE} --scala {SCALA}` prints its path;" in line
+        assert (
+            f"(the Maven artifact io.hashexpr:hashexpr-spark{LINE}_{SCALA}; "
+            f"`hashexpr jar --spark {LINE} --scala {SCALA}` prints its path;"
+        ) in line
     # Said once more when the session starts, in Spark's log.
     assert f"this hashexpr jar ({Path(jar).name}) is built for Spark" in run.stderr
     assert "NoSuchMethodError" not in run.stderr + run.stdout and "NoClassDefFoundError" not in run.stderr

@@ -29,7 +29,7 @@ class JavaFunctionsSuite extends SparkSuite {
 
   test("every row function called from Java gives what SQL gives") {
     val fromJava = JavaFunctions.rowFunctions(df)
-    assert(fromJava.columns.length == 13)
+    assert(fromJava.columns.length == 15)
     assertSameAsSql(fromJava)
   }
 
