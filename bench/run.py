@@ -583,6 +583,31 @@ def section_diff(
         spec = inputs.checked(read(o_path), read(n_path), "id", None, None, None, None)
         return len(buckets.bucket_pass(spec).differing_buckets)
 
+    def raw_join(o_path: str, n_path: str) -> int:
+        """The join a user with a one-column key writes: on ``id`` itself, ``record_hash`` of the rest."""
+        o, n = read(o_path), read(n_path)
+        values = [c for c in o.columns if c != "id"]
+        return differing(
+            o.select("id", hx.record_hash(*values).alias("h_old")),
+            n.select("id", hx.record_hash(*values).alias("h_new")),
+            "id",
+        )
+
+    def raw_stored_join(o_path: str, n_path: str) -> int:
+        """The same join on ``id`` with the old side's stored row hash (``with_metadata``'s, by name)."""
+        o, n = read(o_path), read(n_path)
+        return differing(
+            o.select("id", F.col("_hx_record_hash").alias("h_old")),
+            n.select("id", hx.record_hash(*n.columns, by_name=True).alias("h_new")),
+            "id",
+        )
+
+    def change_types(o_path: str, n_path: str) -> object:
+        return noop(hx.diff(read(o_path), read(n_path), "id", changed_columns=False))
+
+    def change_types_found(o_path: str, n_path: str) -> object:
+        return hx.summarize(hx.diff(read(o_path), read(n_path), "id", changed_columns=False))
+
     smallest = min(sets)
     per_case = {}
     for size, ss in sorted(sets.items()):
@@ -590,49 +615,100 @@ def section_diff(
             o, o_s, n = ss.old, ss.old_stored, ss.new[f]
             rows = size + ss.new_rows[f]
             b.log(f"  diff: {size:,} rows a side, {f:.3%} changed")
-            candidates = [
+            # (key, candidate): the key names the result in the case and the report.
+            keyed = [
                 (
-                    "hx.diff(old, new, 'id')",
-                    rows,
-                    lambda o=o, n=n: noop(hx.diff(read(o), read(n), "id")),
-                    lambda o=o, n=n: hx.summarize(hx.diff(read(o), read(n), "id")),
+                    "hx",
+                    (
+                        "hx.diff(old, new, 'id')",
+                        rows,
+                        lambda o=o, n=n: noop(hx.diff(read(o), read(n), "id")),
+                        lambda o=o, n=n: hx.summarize(hx.diff(read(o), read(n), "id")),
+                    ),
                 ),
-                ("full outer join on md5(concat_ws) row hashes", rows, lambda o=o, n=n: md5_join(o, n)),
-                ("full outer join on record_key/record_hash", rows, lambda o=o, n=n: rh_join(o, n)),
+                (
+                    "hx_types",
+                    (
+                        "hx.diff(old, new, 'id', changed_columns=False)",
+                        rows,
+                        lambda o=o, n=n: change_types(o, n),
+                        lambda o=o, n=n: change_types_found(o, n),
+                    ),
+                ),
+                (
+                    "raw",
+                    ("full outer join on id, record_hash of the rest", rows, lambda o=o, n=n: raw_join(o, n)),
+                ),
+                (
+                    "md5",
+                    ("full outer join on md5(concat_ws) row hashes", rows, lambda o=o, n=n: md5_join(o, n)),
+                ),
+                ("rh", ("full outer join on record_key/record_hash", rows, lambda o=o, n=n: rh_join(o, n))),
             ]
             if size == smallest:
-                candidates += [
+                keyed += [
                     (
-                        "hx.diff, old side with stored hashes",
-                        rows,
-                        lambda o=o_s, n=n: noop(hx.diff(read(o), read(n), "id")),
-                        lambda o=o_s, n=n: hx.summarize(hx.diff(read(o), read(n), "id")),
+                        "hx_stored",
+                        (
+                            "hx.diff, old side with stored hashes",
+                            rows,
+                            lambda o=o_s, n=n: noop(hx.diff(read(o), read(n), "id")),
+                            lambda o=o_s, n=n: hx.summarize(hx.diff(read(o), read(n), "id")),
+                        ),
                     ),
                     (
-                        "full outer join on the old side's stored hashes",
-                        rows,
-                        lambda o=o_s, n=n: stored_join(o, n),
+                        "hx_types_stored",
+                        (
+                            "hx.diff(changed_columns=False), old side with stored hashes",
+                            rows,
+                            lambda o=o_s, n=n: change_types(o, n),
+                            lambda o=o_s, n=n: change_types_found(o, n),
+                        ),
                     ),
                     (
-                        "profile: the bucket pass alone, old side with stored hashes",
-                        rows,
-                        lambda o=o_s, n=n: bucket_pass(o, n),
+                        "raw_stored",
+                        (
+                            "full outer join on id, the old side's stored row hash",
+                            rows,
+                            lambda o=o_s, n=n: raw_stored_join(o, n),
+                        ),
+                    ),
+                    (
+                        "stored",
+                        (
+                            "full outer join on the old side's stored hashes",
+                            rows,
+                            lambda o=o_s, n=n: stored_join(o, n),
+                        ),
+                    ),
+                    (
+                        "stored_bucket_pass",
+                        (
+                            "profile: the bucket pass alone, old side with stored hashes",
+                            rows,
+                            lambda o=o_s, n=n: bucket_pass(o, n),
+                        ),
                     ),
                 ]
             # What hx.diff's time is made of: its bucket pass, and the cost of reading both snapshots once.
-            candidates += [
-                ("profile: hx.diff's bucket pass alone", rows, lambda o=o, n=n: bucket_pass(o, n)),
+            keyed += [
                 (
-                    "profile: one read of both snapshots (every column, to noop)",
-                    rows,
-                    lambda o=o, n=n: noop(read(o).unionByName(read(n))),
+                    "bucket_pass",
+                    ("profile: hx.diff's bucket pass alone", rows, lambda o=o, n=n: bucket_pass(o, n)),
+                ),
+                (
+                    "read",
+                    (
+                        "profile: one read of both snapshots (every column, to noop)",
+                        rows,
+                        lambda o=o, n=n: noop(read(o).unionByName(read(n))),
+                    ),
                 ),
             ]
-            res = b.measure_rounds(candidates, rounds=rounds, warmup=b.warmup if size == smallest else 0)
-            case = {"results": res, "hx": res[0], "md5": res[1], "rh": res[2], "rows": size, "fraction": f}
-            case["bucket_pass"], case["read"] = res[-2], res[-1]
-            if size == smallest:
-                case["hx_stored"], case["stored"], case["stored_bucket_pass"] = res[3], res[4], res[5]
+            res = b.measure_rounds(
+                [c for _, c in keyed], rounds=rounds, warmup=b.warmup if size == smallest else 0
+            )
+            case = {"results": res, "rows": size, "fraction": f, **{k: r for (k, _), r in zip(keyed, res)}}
             if peers and size == smallest and f == min(fractions):
                 slow_note = "" if peer_runs is None else f"{peer_runs} run(s), no warm-up (--peer-runs)"
                 res.append(
@@ -937,12 +1013,11 @@ def table(results: list[Result], hx: Result) -> list[str]:
 
 def diff_profile(s: dict) -> str:
     """What one diff case's hx.diff time is made of, from the profile candidates."""
-    hx_t, rh_t = s["hx"].median, s["rh"].median
+    hx_t, raw_t = s["hx"].median, s["raw"].median
     bp, rd = s["bucket_pass"].median, s["read"].median
     rest = hx_t - bp
     return (
-        f"Profile: hx.diff's bucket pass alone takes {bp:.2f} s, {bp / rh_t:.2f}× the record_key/record_hash "
-        f"join; the rest of hx.diff (a second read of both sides, the join of the rows near changes, the output) "
+        f"Profile: hx.diff's bucket pass alone takes {bp:.2f} s, {bp / raw_t:.2f}× the join on id; the rest of hx.diff (a second read of both sides, the join of the rows near changes, the output) "
         f"takes {rest:.2f} s, {rest / rd:.2f}× one read of both snapshots ({rd:.2f} s)." + stored_profile(s)
     )
 
@@ -965,6 +1040,41 @@ def stored_split(s: dict) -> str:
         return ""
     bp = s["stored_bucket_pass"].median
     return f"; its bucket pass alone {bp:.2f} s, the rest {s['hx_stored'].median - bp:.2f} s"
+
+
+def diff_targets(what: str, size: int, f: float, s: dict) -> list[str]:
+    """The target lines of one diff case: against the join on the raw key a user writes (and that join plus one
+    read of both snapshots, the floor of a diff that names changed columns), the record_key/record_hash join
+    and the md5 join; with the old side's stored hashes where the case timed them."""
+    hx_t, types_t, raw_t, rd = s["hx"].median, s["hx_types"].median, s["raw"].median, s["read"].median
+    rh_t, md5_t = s["rh"].median, s["md5"].median
+    floor = raw_t + rd
+    case = f"{what}, {size:,} rows, {f:.3%}"
+    lines = [
+        (
+            f"- {case}: changed_columns=False ≤ 1.1× the join on id: {verdict(types_t <= 1.1 * raw_t)} "
+            f"({types_t:.2f} s vs {raw_t:.2f} s, {types_t / raw_t:.2f}×); the full diff ≤ 1.1× (the join on id + one "
+            f"read of both snapshots): {verdict(hx_t <= 1.1 * floor)} ({hx_t:.2f} s vs {floor:.2f} s, "
+            f"{hx_t / floor:.2f}×); hx.diff ≤ the record_key/record_hash join: {verdict(hx_t <= rh_t)} "
+            f"({rh_t / hx_t:.2f}×); ≥ 5× faster than the md5 join: {verdict(md5_t >= 5 * hx_t)} "
+            f"({md5_t / hx_t:.2f}×{md5_floor(s)})"
+        )
+    ]
+    if "hx_stored" in s:
+        t, types_st, raw_st, st = (
+            s["hx_stored"].median,
+            s["hx_types_stored"].median,
+            s["raw_stored"].median,
+            s["stored"].median,
+        )
+        lines.append(
+            f"- {case}, old side with stored hashes: changed_columns=False ≤ 1.1× the join on id with the stored "
+            f"row hash: {verdict(types_st <= 1.1 * raw_st)} ({types_st:.2f} s vs {raw_st:.2f} s, "
+            f"{types_st / raw_st:.2f}×); the full diff ≤ 1.1× (that join + one read of both snapshots): "
+            f"{verdict(t <= 1.1 * (raw_st + rd))} ({t:.2f} s vs {raw_st + rd:.2f} s, {t / (raw_st + rd):.2f}×); "
+            f"≤ the join on the stored hashes: {verdict(t <= st)} ({t:.2f} s vs {st:.2f} s{stored_split(s)})"
+        )
+    return lines
 
 
 def md5_floor(s: dict) -> str:
@@ -1082,21 +1192,25 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
         "",
     ]
     lines += machine(spark)
-    lines += [] if spark is None else [
-        (
-            f"- timing: median of {args.runs} runs after {args.warmup} warm-up; the row-hash and fingerprint "
-            f"candidates: median of {args.rounds} rounds after the warm-up, each round one run of each candidate; "
-            "every row-hash candidate is "
-            "`df.select(<hash>).write.format('noop')` over the same cached DataFrame; GC s = JVM GC time "
-            "(all collectors) during a run, alloc B/row = bytes allocated by all JVM threads during a run "
-            "per input row (median)"
-        ),
-        (
-            "- ratio vs hx = (time per row of the candidate) / (time per row of hashexpr's candidate): "
-            "above 1 is slower than hashexpr"
-        ),
-        "",
-    ]
+    lines += (
+        []
+        if spark is None
+        else [
+            (
+                f"- timing: median of {args.runs} runs after {args.warmup} warm-up; the row-hash and fingerprint "
+                f"candidates: median of {args.rounds} rounds after the warm-up, each round one run of each candidate; "
+                "every row-hash candidate is "
+                "`df.select(<hash>).write.format('noop')` over the same cached DataFrame; GC s = JVM GC time "
+                "(all collectors) during a run, alloc B/row = bytes allocated by all JVM threads during a run "
+                "per input row (median)"
+            ),
+            (
+                "- ratio vs hx = (time per row of the candidate) / (time per row of hashexpr's candidate): "
+                "above 1 is slower than hashexpr"
+            ),
+            "",
+        ]
+    )
     lines += ["## Data", "", "| section | rows | columns |", "|---|---:|---|"]
     for k, v in sizes.items():
         lines.append(f"| {k} | {v[0]:,} | {v[1]} |")
@@ -1253,8 +1367,11 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             "",
             (
                 "Both sides are Parquet files, read afresh in every run (nothing cached). `hx.diff` writes its "
-                "whole output (keys, change, side, changed_columns) to `noop`; each full outer join counts the "
-                "keys whose row hashes differ. Two profile candidates time the parts of hx.diff: its first query "
+                "whole output (keys, change, side, changed_columns) to `noop`, and with `changed_columns=False` "
+                "its change types alone; each full outer join counts the keys whose row hashes differ. The join on "
+                "`id` itself with `record_hash` of the other columns is the one a user with a one-column key writes, "
+                "the baseline of both targets: `changed_columns=False` within 1.1× of it, the full diff within 1.1× "
+                "of it plus one read of both snapshots (naming changed columns needs the values). Two profile candidates time the parts of hx.diff: its first query "
                 "alone (the bucket pass), and one read of both snapshots with every column; at the smallest "
                 "size a third times the bucket pass with the old side's stored hashes. Candidates run "
                 f"interleaved, {args.diff_rounds} rounds; at the smallest size after {args.warmup} warm-up."
@@ -1271,22 +1388,7 @@ def render(args, spark, sizes: dict, sections: dict, started: float) -> str:
             if found:
                 lines += ["Warm-up results (what each found): " + "; ".join(found), ""]
         for (size, f), s in sections["diff"].items():
-            hx_t, rh_t, md5_t = s["hx"].median, s["rh"].median, s["md5"].median
-            targets.append(
-                f"- diff, {size:,} rows, {f:.3%}: hx.diff ≤ the record_key/record_hash join: "
-                f"{verdict(hx_t <= rh_t)} ({hx_t:.2f} s vs {rh_t:.2f} s, {rh_t / hx_t:.2f}×); "
-                f"≥ 5× faster than the md5 join: {verdict(md5_t >= 5 * hx_t)} ({md5_t / hx_t:.2f}×{md5_floor(s)})"
-            )
-        for (size, f), s in sections["diff"].items():
-            if "hx_stored" not in s:
-                continue
-            t, st, rh_t, md5_t = s["hx_stored"].median, s["stored"].median, s["rh"].median, s["md5"].median
-            targets.append(
-                f"- diff with stored hashes on the old side, {size:,} rows, {f:.3%}: ≤ the join on stored hashes "
-                f"{verdict(t <= st)} ({t:.2f} s vs {st:.2f} s{stored_split(s)}); ≥ 1.3× faster than the record_hash join "
-                f"{verdict(rh_t >= 1.3 * t)} ({rh_t / t:.2f}×); ≥ 5× faster than the md5 join "
-                f"{verdict(md5_t >= 5 * t)} ({md5_t / t:.2f}×)"
-            )
+            targets += diff_targets("diff", size, f, s)
 
     if "cluster" in sections:
         lines += cluster_report(args, sections["cluster"], targets)
@@ -1335,7 +1437,11 @@ def merge_report(existing: str, partial: str) -> str:
         if block[0] in titles:
             old[1 + titles.index(block[0])] = block
         else:
-            at = titles.index("## Targets (from this one run)") if "## Targets (from this one run)" in titles else len(titles)
+            at = (
+                titles.index("## Targets (from this one run)")
+                if "## Targets (from this one run)" in titles
+                else len(titles)
+            )
             old.insert(1 + at, block)
             titles.insert(at, block[0])
     for block in old[1:]:
@@ -1383,19 +1489,7 @@ def cluster_report(args, cluster: dict, targets: list[str]) -> list[str]:
         if found:
             lines += ["Warm-up results (what each found): " + "; ".join(found), ""]
     for (size, f), s in cluster["cases"].items():
-        hx_t, rh_t, md5_t = s["hx"].median, s["rh"].median, s["md5"].median
-        line = (
-            f"- diff on the cluster, {size:,} rows, {f:.3%}: hx.diff ≤ the record_key/record_hash join: "
-            f"{verdict(hx_t <= rh_t)} ({hx_t:.2f} s vs {rh_t:.2f} s, {rh_t / hx_t:.2f}×); "
-            f"≥ 5× faster than the md5 join: {verdict(md5_t >= 5 * hx_t)} ({md5_t / hx_t:.2f}×{md5_floor(s)})"
-        )
-        if "hx_stored" in s:
-            t, st = s["hx_stored"].median, s["stored"].median
-            line += (
-                f"; with stored hashes ≤ the join on them: {verdict(t <= st)} ({t:.2f} s vs {st:.2f} s"
-                f"{stored_split(s)})"
-            )
-        targets.append(line)
+        targets += diff_targets("diff on the cluster", size, f, s)
     return lines
 
 
@@ -1586,10 +1680,16 @@ def parse_args(argv=None):
     p.add_argument("--diff-fractions", default="0.00001,0.01,0.1", help="changed fractions, comma-separated")
     p.add_argument("--udf-rows", type=int, default=100_000, help="sample rows for the Python UDF")
     p.add_argument(
-        "--stream-rows", type=int, default=20_000_000, help="rows of the Parquet file the arrow section streams"
+        "--stream-rows",
+        type=int,
+        default=20_000_000,
+        help="rows of the Parquet file the arrow section streams",
     )
     p.add_argument(
-        "--sql-rows", type=int, default=1_000_000, help="rows of the sql section's table in DuckDB and PostgreSQL"
+        "--sql-rows",
+        type=int,
+        default=1_000_000,
+        help="rows of the sql section's table in DuckDB and PostgreSQL",
     )
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (median reported)")
     p.add_argument(

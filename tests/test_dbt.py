@@ -40,6 +40,9 @@ PACKAGE = ROOT / "integrations" / "dbt"
 DBT = ROOT / ".venv-dbt" / "bin" / "dbt"
 TIME_ZONES = {"duckdb": "America/New_York", "postgres": "Asia/Kolkata"}
 
+# Processes of its own (dbt runs in .venv-dbt): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 #: The seed's columns and the Spark types the macros read them as.
 RAW = StructType([
     StructField("customer_code", StringType()), StructField("name", StringType()), StructField("email", StringType()),

@@ -23,6 +23,9 @@ from hashexpr import reference
 from hashexpr.sql import column, dialect, record_hash, record_key
 from hashexpr.sql.types import parse_type
 
+# Processes of its own (a Spark session without the jar): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 D = decimal.Decimal
 FIRST_MICRO, LAST_MICRO = -719162 * 86400000000, 2932897 * 86400000000 - 1
 

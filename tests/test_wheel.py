@@ -27,6 +27,9 @@ FINGERPRINTS = json.loads((ROOT / "spec" / "fingerprint-vectors-v1.json").read_t
 ]
 CHECKED = [v for v in VECTORS if "collate" not in json.dumps(v).lower()][:60]
 
+# Processes of its own (the wheel in fresh virtualenvs): make check leaves it out.
+pytestmark = pytest.mark.slow
+
 # Run in the fresh virtualenv, from an empty directory: the installed package only.
 _SCRIPT = r"""
 import json, subprocess, sys
@@ -45,8 +48,6 @@ cli = subprocess.run([sys.executable, "-m", "hashexpr", "jar"], capture_output=T
 import pyarrow as pa
 from hashexpr import arrow as hxa
 
-# Processes of its own (the wheel in fresh virtualenvs): make check leaves it out.
-pytestmark = pytest.mark.slow
 arrow_hash = hxa.record_hash(pa.table({"id": pa.array([1], pa.int32()), "name": ["a"]}))[0].as_py().hex()
 print(json.dumps({
     "package": hx.__file__,
