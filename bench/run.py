@@ -602,6 +602,31 @@ def section_diff(
             "id",
         )
 
+    rows_module = importlib.import_module("hashexpr.diff.rows")
+
+    def windowed_join(o_path: str, n_path: str) -> int:
+        """The join on id with what hx.diff adds to it for duplicate keys: per key, over its rows in row-hash
+        order, the row count, the sums of the fingerprint lanes and the row number, joined on id and number."""
+        o, n = read(o_path), read(n_path)
+        values = [c for c in o.columns if c != "id"]
+        whole = "PARTITION BY id ORDER BY h ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+
+        def side(df, tag: str):
+            return df.select("id", hx.record_hash(*values).alias("h")).selectExpr(
+                "id",
+                f"h AS h_{tag}",
+                f"count(1) OVER ({whole}) AS n_{tag}",
+                *(
+                    f"sum({lane}) OVER ({whole}) AS fp{i}_{tag}"
+                    for i, lane in enumerate(rows_module.lanes("h"))
+                ),
+                f"row_number() OVER (PARTITION BY id ORDER BY h) AS rn_{tag}",
+            )
+
+        a, z = side(o, "old"), side(n, "new")
+        j = a.join(z, (a["id"] == z["id"]) & (a["rn_old"] == z["rn_new"]), "full_outer")
+        return j.where(~F.col("h_old").eqNullSafe(F.col("h_new"))).count()
+
     def change_types(o_path: str, n_path: str) -> object:
         return noop(hx.diff(read(o_path), read(n_path), "id", changed_columns=False))
 
@@ -690,8 +715,17 @@ def section_diff(
                         ),
                     ),
                 ]
-            # What hx.diff's time is made of: its bucket pass, and the cost of reading both snapshots once.
+            # What hx.diff's time is made of: its bucket pass, and the cost of reading both snapshots once; and
+            # what changed_columns=False adds to the join on id.
             keyed += [
+                (
+                    "window",
+                    (
+                        "profile: the join on id with hx.diff's per-key window",
+                        rows,
+                        lambda o=o, n=n: windowed_join(o, n),
+                    ),
+                ),
                 (
                     "bucket_pass",
                     ("profile: hx.diff's bucket pass alone", rows, lambda o=o, n=n: bucket_pass(o, n)),

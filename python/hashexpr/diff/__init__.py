@@ -226,8 +226,7 @@ def diff(
     # the values join most rows.
     one_pass = include_unchanged or not (changed_columns or include_values) or spec.algorithm != "murmur3"
     plan = None if one_pass else bucket_pass(spec)
-    rows = compared(spec, plan, include_values, changed_columns)
-    return rows if include_unchanged else rows.where("`change` != 'unchanged'")
+    return compared(spec, plan, include_values, changed_columns, include_unchanged)
 
 
 def summarize(diff_df: DataFrame) -> dict[str, int]:

@@ -77,9 +77,9 @@ def side_rows(
     part = f"CASE WHEN {BUCKET} < 0 THEN {H} ELSE X'' END" if spec.raw_keys else f"coalesce({KH}, {H})"
     kept = hashed.selectExpr("*", f"{part} AS {prefix}{PART}")
     by = [*keys, prefix + PART] if spec.raw_keys else [prefix + PART]
-    if partitions is not None:
-        # Both sides get the same number, so the window's partitioning still serves the join.
-        kept = kept.repartition(partitions, *by)
+    # Shuffled before the window's inputs are computed, so that the fingerprint lanes are not shuffled with the
+    # rows; both sides get the same number of partitions, so the window's partitioning still serves the join.
+    kept = kept.repartition(*by) if partitions is None else kept.repartition(partitions, *by)
     # One ordering for all window functions: Spark then computes them in one Window operator over one sort.
     ordered = f"PARTITION BY {', '.join(by)} ORDER BY {H}"
     whole = f"{ordered} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
@@ -114,10 +114,15 @@ def changed_columns_sql(spec: Spec) -> str:
 
 
 def compared(
-    spec: Spec, plan: BucketPass | None, include_values: bool, changed_columns: bool = True
+    spec: Spec,
+    plan: BucketPass | None,
+    include_values: bool,
+    changed_columns: bool = True,
+    include_unchanged: bool = True,
 ) -> DataFrame:
     """The rows, matched by key: every input row in exactly one output row (a matched pair in one). Without
-    ``changed_columns`` no values are read, and the output has no ``changed_columns`` column."""
+    ``changed_columns`` no values are read, and the output has no ``changed_columns`` column; without
+    ``include_unchanged`` the pairs of equal rows are dropped as soon as they are joined."""
     changed_keys = key_filter(spec, plan)
     partitions = join_partitions(spec, plan, changed_keys)
     with_values = changed_columns or include_values
@@ -147,6 +152,9 @@ def compared(
         "WHEN `side` = 'new' THEN 'insert' WHEN `side` = 'old' THEN 'delete' "
         f"WHEN o{H} != n{H} THEN 'update' ELSE 'unchanged' END"
     )
+    if not include_unchanged:
+        # Most pairs are equal rows: dropped here, they never reach the explode and the output's expressions.
+        joined = joined.where(f"NOT ({has_old} AND {has_new} AND o{H} = n{H} AND NOT {duplicate})")
     exploded = joined.selectExpr("*", f"explode({sides}) AS `side`").selectExpr("*", f"{change} AS `change`")
     values = [
         f"CASE WHEN `side` != 'new' THEN o{V} END AS `old`",
