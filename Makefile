@@ -198,9 +198,9 @@ test-venvs: line-venvs dbt-venv
 test-native: venv
 	cd native && cargo test --release --workspace
 
-# The fast inner loop (docs/TESTING.md): lint, the pinned line's jar, and every test that starts no process,
-# server or other line of its own (pytest -m "not slow"): the pure-Python suites and the pinned line's in one
-# Spark session. make test runs everything.
+# The fast inner loop (docs/TESTING.md): lint, the pinned line's jar, and every test that starts no JVM,
+# cluster, Connect server, dbt run or other line of its own (pytest -m "not slow"): the pure-Python suites, the
+# pinned line's in one Spark session, the SQL replays (a PostgreSQL server on loopback). make test runs everything.
 .PHONY: check
 check: lint jar
 	$(PY) -m pytest -q -m "not slow"

@@ -1901,8 +1901,8 @@ def main(argv=None) -> int:
 
     report = render(args, spark, sizes, sections, started)
     out = Path(args.out) if args.out else None
-    if out is not None and spark is None and out.exists():
-        # A run of the Spark-less sections alone updates their part of the report, keeping the rest.
+    if out is not None and set(args.only) != set(SECTIONS) and out.exists():
+        # A run of some sections updates their part of the report, keeping the rest.
         report = merge_report(out.read_text(), report)
     if out is not None:
         out.write_text(report + "\n")
