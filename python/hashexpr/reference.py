@@ -1699,9 +1699,14 @@ def _column_values(name: str, column: pyarrow.ChunkedArray) -> list[Any]:
 def _plain_type(arrow_type: pyarrow.DataType, pa: Any, micros: bool) -> pyarrow.DataType:
     """
     With ``micros``, every timestamp in microseconds and every date a ``date32``; without, every
-    timestamp an ``int64`` and every date an ``int32``. Dictionaries are replaced by their values.
+    timestamp an ``int64`` and every date an ``int32``. Dictionaries are replaced by their values, the null
+    type by ``int8`` (all NULL).
     """
     types = pa.types
+    if types.is_null(arrow_type):
+        # pyarrow (up to 26 at least) casts a null child of a list or map to the null type as an array as long
+        # as its parent, which breaks the offsets; an all-NULL int8 child reads back as the same Nones.
+        return pa.int8()
     if types.is_timestamp(arrow_type):
         return pa.timestamp("us", arrow_type.tz) if micros else pa.int64()
     if types.is_date(arrow_type):
