@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,8 +31,11 @@ def spark():
         pytest.fail(f"{exc} (make test builds every jar first)")
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Tables of their own: make test runs other lines' suites beside this one, from the same directory.
+    warehouse = tempfile.mkdtemp(prefix="hashexpr-warehouse-")
     session = (
         SparkSession.builder.master("local[2]")
+        .config("spark.sql.warehouse.dir", warehouse)
         .appName("hashexpr-pytest")
         .config("spark.jars", jar)
         .config("spark.sql.extensions", "io.hashexpr.HashExprExtensions")
@@ -46,6 +51,7 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+    shutil.rmtree(warehouse, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

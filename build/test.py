@@ -58,18 +58,27 @@ class Phase:
 
 
 class Stream(threading.Thread):
-    """Phases run one after another in a thread of their own; stops at the first that fails."""
+    """Phases run one after another in a thread of their own, once the streams in ``after`` have ended (and
+    only if they passed); stops at the first phase that fails unless ``keep_going``."""
 
-    def __init__(self, phases: list[Phase]) -> None:
+    def __init__(self, phases: list[Phase], after: tuple[Stream, ...] = (), keep_going: bool = False) -> None:
         super().__init__(daemon=True)
         self.phases = phases
+        self.after = after
+        self.keep_going = keep_going
         self.ok = True
 
     def run(self) -> None:
+        for stream in self.after:
+            stream.join()
+            if not stream.ok:
+                self.ok = False
+                return
         for phase in self.phases:
             if not phase.run():
                 self.ok = False
-                return
+                if not self.keep_going:
+                    return
 
 
 def lines() -> list[str]:
@@ -127,17 +136,27 @@ def main() -> int:
         ]
     )
     python_phases = [Phase("wheel", "wheel"), Phase("pytest, pinned Spark", "test-pytest")]
-    python_phases += [Phase(f"smoke, Spark {line}", f"test-line-{line}") for line in lines()]
-    phases = [venv, line_venvs, *main_phases, *jvm.phases, *python_phases]
+    background = Stream([line_venvs])
+    # Each other line's smoke suite, after the jvm stream (so that no more than two test JVMs run at once) and
+    # the virtualenvs it runs in; each into a log of its own, printed once pytest ends.
+    smoke = Stream(
+        [Phase(f"smoke, Spark {line}", f"test-line-{line}", "smoke", TARGET / f"test-smoke-{line}.log")
+         for line in lines()],
+        after=(background, jvm),
+        keep_going=True,
+    )  # fmt: skip
+    for phase in smoke.phases:
+        phase.log.write_text("", encoding="utf-8")
+    phases = [venv, line_venvs, *main_phases, *jvm.phases, *python_phases, *smoke.phases]
     # SIGTERM (a CI timeout) unwinds like Ctrl-C, so the table still prints.
     signal.signal(signal.SIGTERM, _interrupt)
-    background = Stream([line_venvs])
     ok = False
     try:
         if venv.run():
             background.start()
             if all(p.run() for p in main_phases):
                 jvm.start()
+                smoke.start()
                 ok = python_phases[0].run()
                 if ok:
                     # pytest runs the other virtualenvs too (the wheel in each line's, Delta in 4.2's, dbt's).
@@ -145,14 +164,16 @@ def main() -> int:
                     ok = background.ok
                     if not ok:
                         print(venvs_log.read_text(encoding="utf-8")[-8000:])
-                for phase in python_phases[1:]:
-                    if not ok:
-                        break
-                    ok = phase.run()
+                ok = ok and python_phases[1].run()
                 jvm.join()
                 print(f"\n== the jvm stream's output ({jvm_log.relative_to(ROOT)})")
                 print(jvm_log.read_text(encoding="utf-8")[-200_000:], flush=True)
-                ok = ok and jvm.ok
+                smoke.join()
+                for phase in smoke.phases:
+                    if phase.status != "not run":
+                        print(f"\n== {phase.name}: its output ({phase.log.relative_to(ROOT)})")
+                        print(phase.log.read_text(encoding="utf-8")[-100_000:], flush=True)
+                ok = ok and jvm.ok and smoke.ok
     except KeyboardInterrupt:
         ok = False
     finally:
