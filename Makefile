@@ -201,9 +201,11 @@ test-native: venv
 # The fast inner loop (docs/TESTING.md): lint, the pinned line's jar, and every test that starts no JVM,
 # cluster, Connect server, dbt run or other line of its own (pytest -m "not slow"): the pure-Python suites, the
 # pinned line's in one Spark session, the SQL replays (a PostgreSQL server on loopback). make test runs everything.
+# Two pytest processes (pytest-xdist), a module at a time each, with a Spark session each: most of these tests
+# wait on py4j and Python rather than on the JVM's two cores.
 .PHONY: check
 check: lint jar
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile
 
 test-jvm: venv
 	$(SBT) hashexpr/test

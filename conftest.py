@@ -13,6 +13,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 
+# Every Spark driver a test run starts reads SPARK_SUBMIT_OPTS (its own session, the command line's processes,
+# spark-submit jobs, servers, other lines' sessions): over a test's small jobs the C1 compiler alone and the
+# serial collector spend about a third less CPU than the defaults, which on two shared cores is time. The code
+# cache keeps the default size (tests/servers.py, SHORT_LIVED_JVM, says why).
+os.environ.setdefault(
+    "SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m"
+)
+
 
 @pytest.fixture(scope="session")
 def spark():

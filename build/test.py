@@ -35,13 +35,14 @@ class Phase:
     target: str
     stream: str = "main"
     log: Path | None = None
+    jobs: int = 1
     seconds: float | None = None
     status: str = "not run"
     started: float | None = field(default=None, repr=False)
 
     def run(self) -> bool:
         """Run ``make <target>`` (into ``log`` when given); record its wall time and status."""
-        command = ["make", "--no-print-directory", self.target]
+        command = ["make", "--no-print-directory", f"-j{self.jobs}", self.target]
         self.started = time.monotonic()
         self.status = "running"
         where = f" (output in {self.log.relative_to(ROOT)})" if self.log else ""
@@ -124,7 +125,8 @@ def main() -> int:
     for log in (venvs_log, jvm_log):
         log.write_text("", encoding="utf-8")
     venv = Phase("venv (.venv: the pinned pyspark, the Arrow engine)", "venv")
-    line_venvs = Phase("line and dbt virtualenvs", "test-venvs", "background", venvs_log)
+    # Three at a time: each waits on downloads and on unpacking pyspark more than on a core.
+    line_venvs = Phase("line and dbt virtualenvs", "test-venvs", "background", venvs_log, jobs=3)
     main_phases = [
         Phase("lint (ruff, cargo fmt, clippy)", "lint"),
         Phase("sbt: every line's jar and Maven artifact", "jvm-packages"),

@@ -2,8 +2,11 @@
 virtualenv's Spark (Delta Lake in .venv-4.2) or a session of their own (a Hive metastore): one JVM start for all.
 
 Usage: ``python cli_batch.py REQUEST.json``, where the request is ``{"commands": {name: [arg, ...]}, "conf":
-{key: value}, "delta": bool}``; prints one JSON object, ``{name: {"status", "stdout", "stderr"}}``, as its
-last line. Each command runs as ``hashexpr.cli.main(argv, spark)`` runs it, in the current directory.
+{key: value}, "delta": bool, "prepare": source}``; prints one JSON object, ``{"prepared": {...}, "runs": {name:
+{"status", "stdout", "stderr"}}}``, as its last line. ``prepare`` (Python source, optional) runs first with
+``spark`` in its namespace and may leave a dict of strings in ``prepared``: the data the commands read, made in
+the same session rather than in a process of its own. A command argument ``{prepared:KEY}`` is replaced by
+``prepared[KEY]``. Each command runs as ``hashexpr.cli.main(argv, spark)`` runs it, in the current directory.
 """
 
 from __future__ import annotations
@@ -37,8 +40,12 @@ def main(request_path: str) -> None:
         builder = configure_spark_with_delta_pip(builder)
     spark = hx.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
+    namespace = {"spark": spark, "prepared": {}}
+    exec(request.get("prepare") or "", namespace)  # noqa: S102 (the test's own source, in its request file)
+    prepared = {str(k): str(v) for k, v in namespace["prepared"].items()}
     results = {}
     for name, argv in request["commands"].items():
+        argv = [_placeholder(arg, prepared) for arg in argv]
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -47,7 +54,13 @@ def main(request_path: str) -> None:
                 status = exc.code if isinstance(exc.code, int) else 2
         results[name] = {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
     spark.stop()
-    print(json.dumps(results))
+    print(json.dumps({"prepared": prepared, "runs": results}))
+
+
+def _placeholder(arg: str, prepared: dict[str, str]) -> str:
+    if arg.startswith("{prepared:") and arg.endswith("}"):
+        return prepared[arg[len("{prepared:") : -1]]
+    return arg
 
 
 if __name__ == "__main__":

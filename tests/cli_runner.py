@@ -10,6 +10,7 @@ killed driver, a Spark that does not start, options only a new Spark takes (docs
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -81,18 +82,35 @@ def _environment(variables: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+@dataclasses.dataclass
+class Batch:
+    """What ``cli_batch`` ran: each command's outcome, and what its ``prepare`` step left in ``prepared``."""
+
+    runs: dict[str, subprocess.CompletedProcess]
+    prepared: dict[str, str]
+
+
 def cli_batch(
     commands: dict[str, list[str | Path]],
     cwd: Path,
     python: str | Path = sys.executable,
     conf: dict[str, str] | None = None,
     delta: bool = False,
-) -> dict[str, subprocess.CompletedProcess]:
+    prepare: str = "",
+) -> Batch:
     """Run several commands in one process of ``python`` and one Spark session of its own (``cli_batch.py``):
-    for another virtualenv's Spark, or a session with settings of its own, at the cost of one JVM start."""
+    for another virtualenv's Spark, or a session with settings of its own, at the cost of one JVM start.
+    ``prepare``, Python source run first in that session (``spark`` in scope), makes the data they read."""
     request = cwd / ".cli-batch-request.json"
     request.write_text(
-        json.dumps({"commands": {n: [str(a) for a in c] for n, c in commands.items()}, "conf": conf or {}, "delta": delta}),
+        json.dumps(
+            {
+                "commands": {n: [str(a) for a in c] for n, c in commands.items()},
+                "conf": conf or {},
+                "delta": delta,
+                "prepare": prepare,
+            }
+        ),
         encoding="utf-8",
     )
     try:
@@ -103,11 +121,12 @@ def cli_batch(
     finally:
         request.unlink()
     assert done.returncode == 0, done.stderr[-4000:]
-    results = json.loads(done.stdout.strip().splitlines()[-1])
-    return {
+    output = json.loads(done.stdout.strip().splitlines()[-1])
+    runs = {
         name: subprocess.CompletedProcess(["hashexpr", *map(str, commands[name])], r["status"], r["stdout"], r["stderr"])
-        for name, r in results.items()
+        for name, r in output["runs"].items()
     }
+    return Batch(runs, output["prepared"])
 
 
 def cli(

@@ -41,6 +41,7 @@ _DATED_NULL_LIST = pa.table(
         "c1": pa.array([[("k", None), ("l", None)], []], pa.map_(pa.string(), pa.null())),
         "c2": pa.array([[[None, None, None]], None], pa.list_(pa.large_list(pa.null()))),
         "c3": pa.array([datetime.datetime(2001, 2, 3), None], pa.timestamp("ms")),
+        "c4": pa.array([[None], None], pa.list_view(pa.null())),
     }
 )
 

@@ -3,76 +3,85 @@
 A real Delta table is made by Spark 4.2 with Delta Lake 4.4 in ``.venv-4.2`` (Delta Lake has no release for
 the Spark in ``spark-version``): 1,000 rows, then a DELETE of 100 and an UPDATE of one. In the main virtualenv
 the command line must refuse it in one line, before Spark, and never read its files as Parquet; in ``.venv-4.2``
-it must read it with Delta Lake, at any version: those commands run in one process and one Delta session
-(``cli_runner.cli_batch``). The expected values come from plain Parquet copies of each version, written by
-Delta Lake itself, read by the same command line. A Hive metastore in a temporary directory holds the catalog
-tables; one command runs as a process of its own, to show that a run leaves no metastore files behind.
+it must read it with Delta Lake, at any version. The table is made, and those commands run, in one process and
+one Delta session (``cli_runner.cli_batch``). The expected values come from plain Parquet copies of each
+version, written by Delta Lake itself, read by the same command line. A Hive metastore in a temporary
+directory holds the catalog tables, made in the session that then reads them; one command runs as a process of
+its own, to show that a run leaves no metastore files behind.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
-from cli_runner import ROOT, cli, cli_batch, env, ok, one_error_line, run_without_spark, summary
+from cli_runner import ROOT, cli, cli_batch, ok, one_error_line, run_without_spark, summary
 
 DELTA_PYTHON = ROOT / ".venv-4.2" / "bin" / "python"
 
 # Processes of its own (Delta Lake in .venv-4.2, a Hive metastore session): make check leaves it out.
 pytestmark = pytest.mark.slow
 
-# Run by .venv-4.2's Python: the table, its three versions as Parquet, and its commit times in UTC.
+# Run first in the Delta session of the commands (in their directory): the table, its three versions as
+# Parquet, and the commit time of version 1 in UTC.
 _MAKE_DELTA = """
-import json, sys
-from delta import configure_spark_with_delta_pip
-from pyspark.sql import SparkSession
-builder = (SparkSession.builder.master("local[2]")
-    .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-    .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
-    .config("spark.ui.enabled", "false"))
-spark = configure_spark_with_delta_pip(builder).getOrCreate()
-spark.sparkContext.setLogLevel("ERROR")
-table, copies = sys.argv[1], sys.argv[2]
+spark.conf.set("spark.sql.session.timeZone", "UTC")
+import os
+table = os.path.abspath("table")
 spark.range(1000).selectExpr("id", "CAST(id AS STRING) s", "id * 0.5 d").coalesce(2).write.format("delta").save(table)
 spark.sql(f"DELETE FROM delta.`{table}` WHERE id < 100")
 spark.sql(f"UPDATE delta.`{table}` SET s = 'changed' WHERE id = 500")
 for version in range(3):
-    spark.read.format("delta").option("versionAsOf", version).load(table).write.parquet(f"{copies}/v{version}.parquet")
+    spark.read.format("delta").option("versionAsOf", version).load("table").write.parquet(f"v{version}.parquet")
 history = spark.sql(f"DESCRIBE HISTORY delta.`{table}`").selectExpr(
     "version", "date_format(timestamp, 'yyyy-MM-dd HH:mm:ss.SSS') AS t").collect()
-print(json.dumps({r.version: r.t for r in history}))
+prepared = {f"v{r.version}_time": r.t for r in history}
 """
 
+# Run first in the session of the catalog commands: two tables in a Hive metastore, and a Parquet copy of one.
 _MAKE_HIVE = """
-import sys
-from pyspark.sql import SparkSession
-
-warehouse, metastore = sys.argv[1], sys.argv[2]
-spark = (SparkSession.builder.master("local[1]").enableHiveSupport()
-    .config("spark.sql.warehouse.dir", warehouse)
-    .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={metastore};create=true")
-    .config("spark.ui.enabled", "false").getOrCreate())
 spark.sql("CREATE DATABASE sales")
 spark.range(50).selectExpr("id", "CAST(id % 7 AS STRING) region").write.saveAsTable("sales.orders_v1")
 spark.range(10, 60).selectExpr("id", "CAST(id % 7 AS STRING) region").write.saveAsTable("sales.orders_v2")
-spark.table("sales.orders_v1").write.parquet(sys.argv[3])
+spark.table("sales.orders_v1").write.parquet("orders_v1.parquet")
 """
 
 
 @pytest.fixture(scope="module")
 def delta(tmp_path_factory) -> dict:
-    """The Delta table, the Parquet copy of each version, and each version's commit time."""
+    """The Delta table, the Parquet copy of each version, and the commands that read and write it, in one
+    Delta session; in order, the last three replace a table and read both of its versions."""
     folder = tmp_path_factory.mktemp("cli-delta")
-    run = subprocess.run(
-        [str(DELTA_PYTHON), "-c", _MAKE_DELTA, str(folder / "table"), str(folder)],
-        capture_output=True, text=True, env=env(), timeout=900, check=False,
+    utc = ["--conf", "spark.sql.session.timeZone=UTC"]
+    batch = cli_batch(
+        {
+            "now": ["fingerprint", "table", "--json"],
+            "v0": ["fingerprint", "table", "--version", "0", "--json"],
+            "v1 by time": ["fingerprint", "table", "--timestamp", "{prepared:v1_time}", "--json", *utc],
+            "copy v0": ["fingerprint", "v0.parquet", "--json"],
+            "copy v1": ["fingerprint", "v1.parquet", "--json"],
+            "copy v2": ["fingerprint", "v2.parquet", "--json"],
+            "diff": ["diff", "table", "--old-version", "0", "--key", "ID", "--exit-code", "--json"],
+            "diff out": ["diff", "table", "--old-version", "0", "--key", "id", "--out", "changes", "--out-format", "delta"],
+            "hash": ["hash", "table", "--out", "hashed", "--out-format", "delta", "--key", "id", "--hex"],
+            "hash again": ["hash", "table", "--out", "hashed", "--out-format", "delta", "--columns", "id",
+                           "--mode", "overwrite", "--json"],
+            "hashed v0": ["fingerprint", "hashed", "--version", "0", "--json"],
+            "hashed now": ["fingerprint", "hashed", "--json"],
+        },
+        folder,
+        python=DELTA_PYTHON,
+        delta=True,
+        prepare=_MAKE_DELTA,
     )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-4000:]
-    times = json.loads(run.stdout.strip().splitlines()[-1])
-    return {"folder": folder, "table": folder / "table", "times": {int(k): v for k, v in times.items()}}
+    assert set(batch.prepared) == {"v0_time", "v1_time", "v2_time"}
+    return {"folder": folder, "table": folder / "table", "runs": batch.runs}
+
+
+@pytest.fixture(scope="module")
+def delta_runs(delta) -> dict[str, subprocess.CompletedProcess]:
+    return delta["runs"]
 
 
 def test_without_delta_lake_a_delta_table_is_refused_in_one_line(delta, tmp_path):
@@ -131,33 +140,6 @@ def test_a_delta_output_needs_delta_lake(tmp_path, monkeypatch):
     )
 
 
-@pytest.fixture(scope="module")
-def delta_runs(delta) -> dict[str, subprocess.CompletedProcess]:
-    folder, times = delta["folder"], delta["times"]
-    utc = ["--conf", "spark.sql.session.timeZone=UTC"]
-    # In order, in one Delta session: the last three replace a table and read both of its versions.
-    return cli_batch(
-        {
-            "now": ["fingerprint", "table", "--json"],
-            "v0": ["fingerprint", "table", "--version", "0", "--json"],
-            "v1 by time": ["fingerprint", "table", "--timestamp", times[1], "--json", *utc],
-            "copy v0": ["fingerprint", "v0.parquet", "--json"],
-            "copy v1": ["fingerprint", "v1.parquet", "--json"],
-            "copy v2": ["fingerprint", "v2.parquet", "--json"],
-            "diff": ["diff", "table", "--old-version", "0", "--key", "ID", "--exit-code", "--json"],
-            "diff out": ["diff", "table", "--old-version", "0", "--key", "id", "--out", "changes", "--out-format", "delta"],
-            "hash": ["hash", "table", "--out", "hashed", "--out-format", "delta", "--key", "id", "--hex"],
-            "hash again": ["hash", "table", "--out", "hashed", "--out-format", "delta", "--columns", "id",
-                           "--mode", "overwrite", "--json"],
-            "hashed v0": ["fingerprint", "hashed", "--version", "0", "--json"],
-            "hashed now": ["fingerprint", "hashed", "--json"],
-        },
-        folder,
-        python=DELTA_PYTHON,
-        delta=True,
-    )  # fmt: skip
-
-
 def _report(run: subprocess.CompletedProcess, status: int = 0) -> dict:
     assert run.returncode == status, (
         f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr[-4000:]}"
@@ -198,33 +180,28 @@ def test_hash_writes_a_delta_table_and_overwrite_is_a_new_version(delta_runs):
 
 @pytest.fixture(scope="module")
 def hive(tmp_path_factory) -> dict:
+    """The metastore's tables, made in one session of their own (its settings are static) that then runs the
+    commands that read them."""
     folder = tmp_path_factory.mktemp("cli-hive")
     warehouse, metastore = folder / "warehouse", folder / "metastore_db"
-    run = subprocess.run(
-        [sys.executable, "-c", _MAKE_HIVE, str(warehouse), str(metastore), str(folder / "orders_v1.parquet")],
-        capture_output=True, text=True, env=env(), timeout=900, check=False,
+    url = f"jdbc:derby:;databaseName={metastore}"
+    conf = {"spark.sql.catalogImplementation": "hive", "spark.sql.warehouse.dir": str(warehouse)}
+    batch = cli_batch(
+        {
+            "table": ["fingerprint", "--table", "sales.orders_v1", "--json"],
+            "copy": ["fingerprint", "orders_v1.parquet", "--json"],
+            "diff": ["diff", "--old-table", "sales.orders_v1", "--new-table", "sales.orders_v2", "--key", "id", "--json"],
+        },
+        folder,
+        conf={**conf, "spark.hadoop.javax.jdo.option.ConnectionURL": f"{url};create=true"},
+        prepare=_MAKE_HIVE,
     )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-4000:]
-    conf = [
-        "--conf", "spark.sql.catalogImplementation=hive",
-        "--conf", f"spark.sql.warehouse.dir={warehouse}",
-        "--conf", f"spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={metastore}",
-    ]  # fmt: skip
-    return {"folder": folder, "conf": conf}
+    conf["spark.hadoop.javax.jdo.option.ConnectionURL"] = url
+    return {"runs": batch.runs, "conf": [a for k, v in conf.items() for a in ("--conf", f"{k}={v}")]}
 
 
 def test_catalog_tables_by_name(hive, tmp_path):
-    conf = hive["conf"]
-    # The metastore's settings are static: one session of their own for the commands that read tables.
-    runs = cli_batch(
-        {
-            "table": ["fingerprint", "--table", "sales.orders_v1", "--json"],
-            "copy": ["fingerprint", hive["folder"] / "orders_v1.parquet", "--json"],
-            "diff": ["diff", "--old-table", "sales.orders_v1", "--new-table", "sales.orders_v2", "--key", "id", "--json"],
-        },
-        hive["folder"],
-        conf=dict(c.split("=", 1) for c in conf[1::2]),
-    )  # fmt: skip
+    runs = hive["runs"]
     table = _report(runs["table"])
     assert table["input"] == {"table": "sales.orders_v1", "format": "table"}
     assert table["rows"] == 50 and table["fingerprint"] == _report(runs["copy"])["fingerprint"]
@@ -237,7 +214,7 @@ def test_catalog_tables_by_name(hive, tmp_path):
     }
     # A process of its own (an embedded Derby metastore serves one JVM at a time, so after the others): the
     # command's --conf settings start its Spark, and it leaves no metastore, warehouse or Derby log behind.
-    missing = cli("fingerprint", "--table", "sales.nope", *conf, cwd=tmp_path)
+    missing = cli("fingerprint", "--table", "sales.nope", *hive["conf"], cwd=tmp_path)
     message = one_error_line(missing)
     assert "[TABLE_OR_VIEW_NOT_FOUND]" in message and "`nope`" in message, message
     assert list(tmp_path.iterdir()) == []

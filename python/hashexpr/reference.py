@@ -1696,37 +1696,38 @@ def _column_values(name: str, column: pyarrow.ChunkedArray) -> list[Any]:
     return values
 
 
-def _plain_type(arrow_type: pyarrow.DataType, pa: Any, micros: bool) -> pyarrow.DataType:
+def _plain_type(arrow_type: pyarrow.DataType, pa: Any, micros: bool, nulls: bool = True) -> pyarrow.DataType:
     """
     With ``micros``, every timestamp in microseconds and every date a ``date32``; without, every
-    timestamp an ``int64`` and every date an ``int32``. Dictionaries are replaced by their values, the null
-    type by ``int8`` (all NULL).
+    timestamp an ``int64`` and every date an ``int32``. Dictionaries are replaced by their values; with
+    ``nulls``, the null type by ``int8`` (all NULL).
     """
     types = pa.types
-    if types.is_null(arrow_type):
-        # pyarrow (up to 26 at least) casts a null child of a list or map to the null type as an array as long
-        # as its parent, which breaks the offsets; an all-NULL int8 child reads back as the same Nones.
+    if types.is_null(arrow_type) and nulls:
+        # pyarrow (26 at least) casts a null child of a list or map to the null type as an array as long as
+        # its parent, which breaks the offsets; an all-NULL int8 child reads back as the same Nones.
         return pa.int8()
     if types.is_timestamp(arrow_type):
         return pa.timestamp("us", arrow_type.tz) if micros else pa.int64()
     if types.is_date(arrow_type):
         return pa.date32() if micros else pa.int32()
     if types.is_dictionary(arrow_type):
-        return _plain_type(arrow_type.value_type, pa, micros)
+        return _plain_type(arrow_type.value_type, pa, micros, nulls)
+    if types.is_list_view(arrow_type) or types.is_large_list_view(arrow_type):
+        # pyarrow casts no list view to a list, nor a view of nulls to a view of int8: a view keeps its kind,
+        # which to_pylist reads alike.
+        plain = arrow_type.value_field.with_type(_plain_type(arrow_type.value_type, pa, micros, nulls=False))
+        return arrow_type if plain.type == arrow_type.value_type else pa.list_view(plain)
     if _is_list_type(arrow_type, types):
-        plain = arrow_type.value_field.with_type(_plain_type(arrow_type.value_type, pa, micros))
-        # pyarrow casts no list view to a list: a view keeps its kind, which to_pylist reads alike.
-        if types.is_list_view(arrow_type) or types.is_large_list_view(arrow_type):
-            return arrow_type if plain.type == arrow_type.value_type else pa.list_view(plain)
-        return pa.list_(plain)
+        return pa.list_(arrow_type.value_field.with_type(_plain_type(arrow_type.value_type, pa, micros, nulls)))
     if types.is_map(arrow_type):
         return pa.map_(
-            arrow_type.key_field.with_type(_plain_type(arrow_type.key_type, pa, micros)),
-            arrow_type.item_field.with_type(_plain_type(arrow_type.item_type, pa, micros)),
+            arrow_type.key_field.with_type(_plain_type(arrow_type.key_type, pa, micros, nulls)),
+            arrow_type.item_field.with_type(_plain_type(arrow_type.item_type, pa, micros, nulls)),
         )
     if types.is_struct(arrow_type):
         fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
-        return pa.struct([f.with_type(_plain_type(f.type, pa, micros)) for f in fields])
+        return pa.struct([f.with_type(_plain_type(f.type, pa, micros, nulls)) for f in fields])
     return arrow_type
 
 
