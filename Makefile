@@ -168,11 +168,11 @@ wheel: venv
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
 	rm -rf python/hashexpr/jars
 
-# make test runs these phases in order with build/test.py, which times each and prints where the time went
+# make test runs these phases with build/test.py, which times each and prints where the time went
 # (docs/TESTING.md): .venv, lint, the other lines' virtualenvs in the background (downloads, mostly), one sbt for
-# every line's jar, ScalaTest and Maven artifact, the wheel, the full pytest on the pinned line (it also runs
-# other lines' virtualenvs, the wheel in fresh ones and the artifacts through spark-submit --packages), and the
-# smoke suite on each other line.
+# every line's jar and Maven artifact, the wheel and the full pytest on the pinned line (it also runs other
+# lines' virtualenvs, the wheel in fresh ones and the artifacts through spark-submit --packages); beside pytest,
+# ScalaTest on every line in one sbt, cargo test, then the smoke suite on each other line.
 test:
 	$(PYTHON) build/test.py
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """``make test``, phase by phase, and where its time went.
 
-Runs the phases of ``make test`` (each a ``make`` target; docs/TESTING.md). Two of them wait mostly on something
-other than this machine's cores: the other Spark lines' virtualenvs (downloads) start in the background at
-once, and once every jar is built, the JVM suites (ScalaTest on every line, then the Arrow engine's Rust tests)
-run beside the Python suites (the wheel, pytest on the pinned Spark, each other line's smoke suite), their output
-kept in a log that is printed after the Python suites' own. Each phase's wall time is printed when it ends, and a
-table of them all at the end, also when a phase fails or the run is interrupted, so that every log says where
-the time went; ``target/test-times.tsv`` keeps the table.
+Runs the phases of ``make test`` (each a ``make`` target; docs/TESTING.md) in four streams: the main one
+(``.venv``, lint, every line's jar, the wheel, pytest on the pinned Spark); the other Spark lines' virtualenvs
+(downloads, mostly) in the background once ``.venv`` exists; once every jar is built, the JVM suites (ScalaTest on
+every line, then the Arrow engine's Rust tests) beside the Python suites; and after them, each other line's
+smoke suite, still beside pytest. The streams other than the main one write logs of their own, printed once
+pytest ends. Each phase's wall time is printed when it ends, and a table of them all at the end, also when a
+phase fails or the run is interrupted, so that every log says where the time went; ``target/test-times.tsv``
+keeps the table.
 
 Usage: ``build/test.py``; ``make test`` runs it.
 """
