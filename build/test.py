@@ -99,8 +99,8 @@ def report(phases: list[Phase], started: float) -> None:
             phase.seconds = time.monotonic() - phase.started
             phase.status = "interrupted"
     width = max(len(p.name) for p in phases)
-    print("\n== make test: where the time went (wall clock; phases of the background and jvm streams overlap")
-    print("   the main stream's)")
+    print("\n== make test: where the time went (wall clock; the phases of the other streams overlap the main")
+    print("   stream's)")
     print(f"{'phase':<{width}}  {'stream':<10}  {'seconds':>8}  status")
     for p in phases:
         seconds = f"{p.seconds:,.0f}" if p.seconds is not None else "-"
