@@ -12,26 +12,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent
+# tests/ is on sys.path once a test module there is collected; doctests and this file need it too.
+sys.path.insert(0, str(ROOT / "tests"))
+
+from servers import SHORT_LIVED_JVM_OPTIONS
 
 # Every Spark driver a test run starts reads SPARK_SUBMIT_OPTS (its own session, the command line's processes,
 # spark-submit jobs, servers, other lines' sessions): over a test's small jobs the C1 compiler alone and the
-# serial collector spend about a third less CPU than the defaults, which on two shared cores is time. The code
-# cache keeps the default size (tests/servers.py, SHORT_LIVED_JVM, says why).
-os.environ.setdefault(
-    "SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m"
-)
+# serial collector spend about a third less CPU than the defaults, which on two shared cores is time
+# (tests/servers.py says why the code cache keeps its default size).
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM_OPTIONS)
 
 
 @pytest.fixture(scope="session")
 def spark():
     """A ``local[2]`` SparkSession with the jar of the running Spark line, its extension in ``spark.sql.extensions``."""
     from pyspark.sql import SparkSession
+    from spark_conf import TEST_SECRETS
 
     from hashexpr.jar import jar_path
-
-    # tests/ is on sys.path once a test module there is collected; doctests alone need it too.
-    sys.path.insert(0, str(ROOT / "tests"))
-    from spark_conf import TEST_SECRETS
 
     try:
         jar = jar_path()
@@ -79,7 +78,6 @@ def _doctest_namespace(request, doctest_namespace):
 @pytest.fixture(scope="session")
 def postgres():
     """A real PostgreSQL server for the session (tests/postgres_server.py): its psycopg connection string."""
-    sys.path.insert(0, str(ROOT / "tests"))
     from postgres_server import postgres_server
 
     with postgres_server() as server:

@@ -123,8 +123,6 @@ def main() -> int:
     started = time.monotonic()
     TARGET.mkdir(parents=True, exist_ok=True)
     venvs_log, jvm_log = TARGET / "test-line-venvs.log", TARGET / "test-jvm.log"
-    for log in (venvs_log, jvm_log):
-        log.write_text("", encoding="utf-8")
     venv = Phase("venv (.venv: the pinned pyspark, the Arrow engine)", "venv")
     # Three at a time: each waits on downloads and on unpacking pyspark more than on a core.
     line_venvs = Phase("line and dbt virtualenvs", "test-venvs", "background", venvs_log, jobs=3)
@@ -138,19 +136,20 @@ def main() -> int:
             Phase("cargo test (the Arrow engine)", "test-native", "jvm", jvm_log),
         ]
     )
-    python_phases = [Phase("wheel", "wheel"), Phase("pytest, pinned Spark", "test-pytest")]
+    wheel, pytest = Phase("wheel", "wheel"), Phase("pytest, pinned Spark", "test-pytest")
     background = Stream([line_venvs])
-    # Each other line's smoke suite, after the jvm stream (so that no more than two test JVMs run at once) and
-    # the virtualenvs it runs in; each into a log of its own, printed once pytest ends.
+    # Each other line's smoke suite, after the jvm stream (so that ScalaTest and the smoke suites do not share
+    # the cores with pytest at the same time) and the virtualenvs it runs in; each into a log of its own,
+    # printed once pytest ends.
     smoke = Stream(
         [Phase(f"smoke, Spark {line}", f"test-line-{line}", "smoke", TARGET / f"test-smoke-{line}.log")
          for line in lines()],
         after=(background, jvm),
         keep_going=True,
     )  # fmt: skip
-    for phase in smoke.phases:
-        phase.log.write_text("", encoding="utf-8")
-    phases = [venv, line_venvs, *main_phases, *jvm.phases, *python_phases, *smoke.phases]
+    for log in (venvs_log, jvm_log, *(p.log for p in smoke.phases)):
+        log.write_text("", encoding="utf-8")
+    phases = [venv, line_venvs, *main_phases, *jvm.phases, wheel, pytest, *smoke.phases]
     # SIGTERM (a CI timeout) unwinds like Ctrl-C, so the table still prints.
     signal.signal(signal.SIGTERM, _interrupt)
     ok = False
@@ -160,14 +159,14 @@ def main() -> int:
             if all(p.run() for p in main_phases):
                 jvm.start()
                 smoke.start()
-                ok = python_phases[0].run()
+                ok = wheel.run()
                 if ok:
                     # pytest runs the other virtualenvs too (the wheel in each line's, Delta in 4.2's, dbt's).
                     background.join()
                     ok = background.ok
                     if not ok:
                         print(venvs_log.read_text(encoding="utf-8")[-8000:])
-                ok = ok and python_phases[1].run()
+                ok = ok and pytest.run()
                 jvm.join()
                 print(f"\n== the jvm stream's output ({jvm_log.relative_to(ROOT)})")
                 print(jvm_log.read_text(encoding="utf-8")[-200_000:], flush=True)

@@ -35,9 +35,8 @@ LOG_TAIL_CHARS = 6000
 #: C1 alone would also shrink the code cache to 48 MB, which a server compiling many sessions' generated
 #: classes fills: the JVM then fails to link a method handle and Spark stops its context, so the code cache
 #: keeps the tiered JVM's size (reserved address space, committed only as it fills).
-SHORT_LIVED_JVM = {
-    "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m"
-}
+SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m"
+SHORT_LIVED_JVM = {"JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM_OPTIONS}
 
 
 def spark_home() -> str:

@@ -184,12 +184,14 @@ def _has_null(t: pa.DataType) -> bool:
 def _large_table(table: pa.Table) -> pa.Table:
     """``table`` with every string, binary and list large. pyarrow (26) casts a nested null child too short, so
     a column with one is built again from its values instead."""
-    columns = []
-    for column, field in zip(table.columns, table.schema):
-        large = _large(field.type)
-        nested_null = _has_null(field.type) and not pa.types.is_null(field.type)
-        columns.append(pa.array(column.to_pylist(), large) if nested_null else column.cast(large))
-    return pa.table(columns, schema=pa.schema([f.with_type(_large(f.type)) for f in table.schema]))
+    schema = pa.schema([f.with_type(_large(f.type)) for f in table.schema])
+    columns = [
+        pa.array(column.to_pylist(), large.type)
+        if _has_null(large.type) and not pa.types.is_null(large.type)
+        else column.cast(large.type)
+        for column, large in zip(table.columns, schema)
+    ]
+    return pa.table(columns, schema=schema)
 
 
 def _views(table: pa.Table) -> pa.Table:
