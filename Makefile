@@ -198,13 +198,13 @@ test-venvs: line-venvs dbt-venv
 test-native: venv
 	cd native && cargo test --release --workspace
 
-# The fast inner loop (docs/TESTING.md): lint, the pinned line's jar, and every test that starts no JVM,
+# The fast inner loop (docs/TESTING.md): lint, every line's jar, and every test that starts no JVM,
 # cluster, Connect server, dbt run or other line of its own (pytest -m "not slow"): the pure-Python suites, the
 # pinned line's in one Spark session, the SQL replays (a PostgreSQL server on loopback). make test runs everything.
 # Two pytest processes (pytest-xdist), a module at a time each, with a Spark session each: most of these tests
 # wait on py4j and Python rather than on the JVM's two cores.
 .PHONY: check
-check: lint jar
+check: lint jar jars
 	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile
 
 test-jvm: venv

@@ -21,7 +21,8 @@ import javax.crypto.spec.SecretKeySpec;
  * Every variant is checked against {@code Mac} before it is timed. Prints one line per variant: the median
  * nanoseconds per message over the rounds, and the rounds.
  *
- * <p>Run: {@code java bench/HmacCost.java [message bytes] [rounds]} (bench/run.py runs it in its secure section).
+ * <p>Run: {@code java bench/HmacCost.java [message bytes] [rounds]} (the secure section of bench/run.py,
+ * bench/sections/secure.py, runs it).
  */
 public final class HmacCost {
   private static final int BLOCK = 64;

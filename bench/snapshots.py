@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# The 20 mixed columns: the 10 of the row-hash section (``run._MIXED``) and 10 more kinds.
+# The 20 mixed columns: the 10 of the row-hash section (``harness.MIXED``) and 10 more kinds.
 MORE_COLUMNS = {
     "i2": "cast(pmod(hash(id, 31), 1000000) as int)",
     "l2": "xxhash64(id, 32)",

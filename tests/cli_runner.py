@@ -55,7 +55,7 @@ class SparkAsked(BaseException):
 
 def run_without_spark(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``hashexpr ARGS`` in this process, asserting that it ends before it asks for a Spark session."""
-    from hashexpr import cli_session
+    from hashexpr.cli import session as cli_session
 
     def refused(*_: object, **__: object) -> None:
         raise SparkAsked(f"hashexpr {' '.join(map(str, args))} asked for a Spark session")

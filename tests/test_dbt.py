@@ -203,9 +203,9 @@ def spark_sql(project):
 
 
 def test_spark_sql_is_hashexpr_sql(spark_sql):
-    """On Spark the macros write the jar's call as hashexpr.sql_text does, or the spark dialect's SQL."""
+    """On Spark the macros write the jar's call as hashexpr.jar_sql does, or the spark dialect's SQL."""
+    from hashexpr.jar_sql import call
     from hashexpr.options import KeyOptions, hash_options
-    from hashexpr.sql_text import call
 
     key_columns = [(column(WEIRD), "string"), (column("n"), "decimal(20,4)")]
     options = {"salt": "s'1", "trim": True, "case": "lower", "null_key": "error"}

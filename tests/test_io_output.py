@@ -17,7 +17,7 @@ import pytest
 from cli_runner import env
 from cli_runner import run as run_in_session
 
-from hashexpr import io as hio
+from hashexpr.cli import outputs as hio
 
 
 def _dead_pid() -> int:

@@ -14,6 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import MIXED, NESTED, cache, noop, q
+from report import table, verdict
+
 #: Rows of the reference's sample (it hashes tens of thousands of rows per second).
 REFERENCE_ROWS = 20_000
 #: Rows of the pandas sample.
@@ -66,6 +69,23 @@ def _nullable(field):
     elif pa.types.is_map(t):
         t = pa.map_(t.key_field, _nullable(t.item_field))
     return field.with_type(t).with_nullable(True)
+
+
+def uses_mixed(args) -> bool:
+    return True
+
+
+def run(ctx) -> dict:
+    args, spark, log, base, base_n = ctx.args, ctx.spark, ctx.log, *ctx.mixed
+    ctx.sizes["arrow (the 10-column data, and the nested data)"] = (base_n, ", ".join(MIXED))
+    nested_arrow, nested_arrow_n = cache(
+        spark.range(args.nested_rows).selectExpr(*[f"{e} as {q(c)}" for c, e in NESTED.items()]),
+        "nested data",
+        log,
+    )
+    out = section_arrow(ctx.bench, base, base_n, nested_arrow, nested_arrow_n, args.stream_rows, noop, log)
+    nested_arrow.unpersist()
+    return out
 
 
 def section_arrow(b, df, rows: int, nested, nested_rows: int, stream_rows: int, noop, log) -> dict:
@@ -354,3 +374,7 @@ def report(s: dict, rows: int, table, verdict, targets: list[str]) -> list[str]:
         ),
     ]
     return lines
+
+
+def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
+    return report(s, args.rows, table, verdict, targets)

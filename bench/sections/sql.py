@@ -15,12 +15,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+from harness import HERE, MIXED, Result
+from report import table
 
-# The ten mixed columns of bench/run.py's _MIXED, computed by each engine from the row number n (0-based):
+#: No Spark: a run of this section alone starts none.
+SPARK = False
+
+# The ten mixed columns of harness.MIXED, computed by each engine from the row number n (0-based):
 # name -> (Spark SQL type, DuckDB expression, PostgreSQL expression).
 _COLUMNS = {
     "id": ("bigint", "n", "n"),
@@ -102,7 +104,9 @@ def _postgres(rows: int, server) -> tuple[_Engine, Callable[[], None]]:
     connection.execute("SET TimeZone = 'America/New_York'")
     columns = ", ".join(f"{e} AS {name}" for name, (_, _, e) in _COLUMNS.items())
     connection.execute("DROP TABLE IF EXISTS t")
-    connection.execute(f"CREATE UNLOGGED TABLE t AS SELECT {columns} FROM generate_series(0, {rows - 1}) AS n")
+    connection.execute(
+        f"CREATE UNLOGGED TABLE t AS SELECT {columns} FROM generate_series(0, {rows - 1}) AS n"
+    )
     connection.execute("VACUUM ANALYZE t")
 
     def explain(query: str) -> str:
@@ -112,15 +116,23 @@ def _postgres(rows: int, server) -> tuple[_Engine, Callable[[], None]]:
     return _Engine("postgres", lambda q: connection.execute(q).fetchall(), explain), connection.close
 
 
+def run(ctx) -> dict:
+    ctx.sizes["sql (DuckDB and PostgreSQL tables)"] = (ctx.args.sql_rows, ", ".join(MIXED))
+    return section_sql(ctx.args, ctx.log, Result)
+
+
 def section_sql(args, log, result_cls) -> dict:
     """Time every candidate in DuckDB and in PostgreSQL; what each engine's row hash time is made of."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
     from postgres_server import postgres_server
 
     out: dict = {"rows": args.sql_rows, "engines": {}}
     with postgres_server() as server:
         for dialect in ("duckdb", "postgres"):
             t0 = time.perf_counter()
-            engine, close = _duckdb(args.sql_rows) if dialect == "duckdb" else _postgres(args.sql_rows, server)
+            engine, close = (
+                _duckdb(args.sql_rows) if dialect == "duckdb" else _postgres(args.sql_rows, server)
+            )
             log(f"  {dialect}: {args.sql_rows:,} rows loaded in {time.perf_counter() - t0:.1f} s")
             try:
                 out["engines"][dialect] = _measure(engine, args, log, result_cls)
@@ -136,7 +148,10 @@ def section_sql(args, log, result_cls) -> dict:
 
 
 def _measure(engine: _Engine, args, log, result_cls) -> dict:
-    queries = {name: _timed_query(engine.dialect, sql, kind) for name, (sql, kind) in candidates(engine.dialect).items()}
+    queries = {
+        name: _timed_query(engine.dialect, sql, kind)
+        for name, (sql, kind) in candidates(engine.dialect).items()
+    }
     results = [result_cls(name, args.sql_rows) for name in queries]
     for res in results:
         for _ in range(args.warmup):
@@ -147,13 +162,17 @@ def _measure(engine: _Engine, args, log, result_cls) -> dict:
             engine.run(queries[res.name])
             res.times.append(time.perf_counter() - t0)
     for res in results:
-        log(f"  {engine.dialect:<8} {res.name:<52} median {res.median:7.3f} s  runs {[round(t, 2) for t in res.times]}")
+        log(
+            f"  {engine.dialect:<8} {res.name:<52} median {res.median:7.3f} s  runs {[round(t, 2) for t in res.times]}"
+        )
     from hashexpr.sql import record_hash
 
     per_column = []
     text = "VARCHAR" if engine.dialect == "duckdb" else "text"
     for name, (dtype, _, _) in _COLUMNS.items():
-        generated = _timed_query(engine.dialect, record_hash([(name, dtype)], dialect=engine.dialect), "bytes")
+        generated = _timed_query(
+            engine.dialect, record_hash([(name, dtype)], dialect=engine.dialect), "bytes"
+        )
         md5 = _timed_query(engine.dialect, f"md5(CAST({name} AS {text}))", "text")
         times = []
         for query in (generated, md5):
@@ -207,7 +226,12 @@ def report(s: dict, targets: list[str], table: Callable) -> list[str]:
             "|---|---|---:|---:|---:|",
         ]
         lines += [f"| {n} | {t} | {g:.3f} | {m:.3f} | {g / m:.2f} |" for n, t, g, m in e["per_column"]]
-        lines += ["", f"<details><summary>{engine}: the row hash's plan with its timings</summary>", "", "```"]
+        lines += [
+            "",
+            f"<details><summary>{engine}: the row hash's plan with its timings</summary>",
+            "",
+            "```",
+        ]
         lines += [_short(e["explain"]), "```", "", "</details>", ""]
     return lines
 
@@ -220,3 +244,7 @@ def _short(plan: str) -> str:
             line = line[:200] + " …"
         kept.append(line)
     return "\n".join(kept[:60])
+
+
+def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
+    return report(s, targets, table)

@@ -14,7 +14,7 @@ from typing import Literal
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from hashexpr import sql_text
+from hashexpr import jar_sql
 from hashexpr.errors import HashExprNotInstalledError
 from hashexpr.names import attribute_sql
 from hashexpr.options import Algorithm, KeyOptions, flag, hash_options
@@ -46,8 +46,8 @@ def _call(function: str, options: str, cols: Sequence[ColumnOrName]) -> Column:
     _require(called)
     texts = [attribute_sql(c) if isinstance(c, str) else None for c in cols]
     # Options with a quote or a backslash would be written as hex, which would show in the column's name.
-    if all(text is not None for text in texts) and sql_text.plain(options):
-        return F.expr(sql_text.call(function, texts, options))
+    if all(text is not None for text in texts) and jar_sql.plain(options):
+        return F.expr(jar_sql.call(function, texts, options))
     columns = [F.expr(text) if text is not None else _to_column(c) for c, text in zip(cols, texts)]
     head = [F.lit(options)] if options else []
     return F.call_function(called, *head, *columns)

@@ -1,4 +1,6 @@
-"""SQL text of hashexpr's functions, for queries built in one piece.
+"""The jar's functions written as Spark SQL text, for queries built in one piece.
+
+(The SQL that computes hashes without the jar, in PostgreSQL, DuckDB or Spark, is :mod:`hashexpr.sql`.)
 
 In classic PySpark a Column built call by call costs a round trip to the JVM per call, about a dozen when
 DataFrame debugging is on (the default: each function records its call site). An expression written as SQL
@@ -34,7 +36,7 @@ def string(value: str) -> str:
 
     Examples
     --------
-    >>> from hashexpr.sql_text import string
+    >>> from hashexpr.jar_sql import string
     >>> string("a.b c"), string("it's")
     ("'a.b c'", "CAST(X'69742773' AS STRING)")
     >>> spark.sql("SELECT " + string("it's") + " AS s").first().s
@@ -57,7 +59,7 @@ def call(name: str, args: Sequence[str], options: str = "") -> str:
 
     Examples
     --------
-    >>> from hashexpr.sql_text import call
+    >>> from hashexpr.jar_sql import call
     >>> call("record_key", ["`id`"]), call("record_key", ["`id`"], "salt=s; trim")
     ('record_key(`id`)', "record_key_with('salt=s; trim', `id`)")
     """
@@ -87,7 +89,7 @@ def record_hash_sql(
 
     Examples
     --------
-    >>> from hashexpr.sql_text import record_hash_sql
+    >>> from hashexpr.jar_sql import record_hash_sql
     >>> record_hash_sql(["`a.b`", "c"], by_name=True)
     'record_hash_by_name(`a.b`, c)'
     >>> record_hash_sql(["c"], algorithm="sha256")
@@ -102,7 +104,7 @@ def record_key_sql(args: Sequence[str], *, algorithm: str = "murmur3", secret: s
 
     Examples
     --------
-    >>> from hashexpr.sql_text import record_key_sql
+    >>> from hashexpr.jar_sql import record_key_sql
     >>> record_key_sql(["id"])
     'record_key(id)'
     """

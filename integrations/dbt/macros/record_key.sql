@@ -67,7 +67,7 @@
 {%- endmacro %}
 
 
-{#- The jar's function on Spark: name_with('options', `col`, ...), as hashexpr.sql_text.call writes it. -#}
+{#- The jar's function on Spark: name_with('options', `col`, ...), as hashexpr.jar_sql.call writes it. -#}
 {% macro hx_native_call(function, items, cols) -%}
   {%- set args = [] -%}
   {%- for c in cols -%}{%- do args.append(c.sql) -%}{%- endfor -%}

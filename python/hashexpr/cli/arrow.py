@@ -1,8 +1,9 @@
 """The command line's Arrow engine: ``hashexpr.arrow`` on local Parquet inputs, with no JVM.
 
 :func:`eligibility` says whether a run can take the engine with a result identical to Spark's (and why not);
-the ``run_*`` functions compute what the Spark paths of :mod:`hashexpr.cli` compute, from the same Parquet
-files as Spark reads them (``docs/CLI.md``, ``--engine``).
+the others (:func:`fingerprint`, :func:`write_hashed`, :func:`collisions`, ...) compute what the Spark paths
+of :mod:`hashexpr.cli.commands` compute, from the same Parquet files as Spark reads them (``docs/CLI.md``,
+``--engine``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from hashexpr import arrow as hxa
-from hashexpr import io as hio
-from hashexpr import sources as hsources
-from hashexpr.cli_session import DEFAULT_MASTER
+from hashexpr.cli import formats as hformats
+from hashexpr.cli import inputs as hinputs
+from hashexpr.cli import outputs as houtputs
+from hashexpr.cli.session import DEFAULT_MASTER
 from hashexpr.options import KeyOptions
 
 #: The Parquet key-value metadata in which Spark writes the Spark schema of a file.
@@ -67,9 +69,9 @@ def _spark_writes_as_read(t: pa.DataType) -> bool:
     )
 
 
-def files(src: hsources.Source) -> list[str]:
+def files(src: hinputs.Source) -> list[str]:
     """The Parquet files Spark reads for ``src``: the file, or the data files of a directory (not ``_``/``.``)."""
-    path = hio.local_path(src.path or "")
+    path = hformats.local_path(src.path or "")
     if os.path.isfile(path):
         return [path]
     entries = sorted(os.listdir(path))
@@ -79,12 +81,12 @@ def files(src: hsources.Source) -> list[str]:
     return listed
 
 
-def eligibility(args: argparse.Namespace, src: hsources.Source, out_fmt: str | None = None) -> list[str]:
+def eligibility(args: argparse.Namespace, src: hinputs.Source, out_fmt: str | None = None) -> list[str]:
     """The Parquet files of a run the engine computes exactly as Spark would; :class:`Ineligible` otherwise."""
     reasons = []
     if src.table is not None or src.fmt != "parquet":
         reasons.append("the engine reads Parquet files only")
-    elif src.path is None or hio.local_path(src.path) is None or any(c in src.path for c in "*?[{"):
+    elif src.path is None or hformats.local_path(src.path) is None or any(c in src.path for c in "*?[{"):
         reasons.append("the engine reads local paths without globs only")
     if src.version is not None or src.timestamp is not None or args.schema or args.option:
         reasons.append("--schema, --option, --version and --timestamp need Spark")
@@ -97,7 +99,7 @@ def eligibility(args: argparse.Namespace, src: hsources.Source, out_fmt: str | N
         reasons.append(f"the engine writes Parquet only, not {out_fmt}")
     if reasons:
         raise Ineligible("; ".join(reasons))
-    hio.check_input(src.path)
+    hformats.check_input(src.path)
     paths = files(src)
     if not paths:
         raise Ineligible(f"{src.path} has no data files")
@@ -163,13 +165,6 @@ def batches(paths: Sequence[str], columns: Sequence[str] | None = None) -> pa.Re
     return pa.RecordBatchReader.from_batches(schema, read())
 
 
-def _secret_key(args: argparse.Namespace, env_name: str) -> str | None:
-    if args.secret is None:
-        return None
-    conf = dict(args.conf).get(f"{_SECRET_CONF}{args.secret}")
-    return conf if conf is not None else os.environ.get(env_name)
-
-
 def hex_upper(hashes: pa.FixedSizeBinaryArray) -> pa.StringArray:
     """Hashes as upper-case hex strings, as SQL ``hex()`` writes them (NULL stays NULL)."""
     import numpy as np
@@ -197,7 +192,7 @@ def write_staged_parquet(out: str, mode: str, write: Callable[[str], None]) -> N
         write(os.path.join(staging, "part-00000.snappy.parquet"))
         open(os.path.join(staging, "_SUCCESS"), "wb").close()
 
-    hio.write_staged(os.path.abspath(hio.local_path(out)), mode, write_into)
+    houtputs.write_staged(os.path.abspath(hformats.local_path(out)), mode, write_into)
 
 
 def write_parquet(table: pa.Table, out: str, mode: str) -> None:

@@ -15,16 +15,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hashexpr import io as hio
+from hashexpr.cli import formats as hformats
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-#: Table formats read through their own Spark data source, on top of :data:`hashexpr.io.FORMATS`.
+#: Table formats read through their own Spark data source, on top of :data:`hashexpr.cli.formats.FORMATS`.
 TABLE_FORMATS: tuple[str, ...] = ("delta", "iceberg")
 
 #: Every format an input may have.
-INPUT_FORMATS: tuple[str, ...] = (*hio.FORMATS, *TABLE_FORMATS)
+INPUT_FORMATS: tuple[str, ...] = (*hformats.FORMATS, *TABLE_FORMATS)
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 _DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -66,7 +66,7 @@ class Source:
         """Return a DataFrame over this input."""
         # PySpark's defaults (PERMISSIVE, the session time zone) unless --option says otherwise, plus a header
         # line and typed columns for CSV.
-        options = dict(hio.READ_OPTIONS.get(self.fmt, {}))
+        options = dict(hformats.READ_OPTIONS.get(self.fmt, {}))
         options.update(self.options)
         if self.version is not None:
             options["versionAsOf"] = str(self.version)
@@ -77,7 +77,7 @@ class Source:
             reader = reader.schema(self.schema)
         if self.table is not None:
             return reader.table(self.table)
-        df = reader.format(self.fmt).load(hio.spark_path(self.path))
+        df = reader.format(self.fmt).load(hformats.spark_path(self.path))
         # Lines that are not JSON objects come out as a `_corrupt_record` column of their own, which would be
         # hashed as data; unless the user chose the schema or the parsing mode, that is refused.
         chosen = self.schema is not None or any(k.lower() == "mode" for k in self.options)
@@ -156,7 +156,7 @@ def source(
                 "--version and --timestamp read a Delta table by its directory: name the table's path instead "
                 "of --table"
             )
-        chosen = "table" if fmt is None else hio.check_format_name(fmt, INPUT_FORMATS)
+        chosen = "table" if fmt is None else hformats.check_format_name(fmt, INPUT_FORMATS)
         if chosen in TABLE_FORMATS:
             require_library(chosen, f"table {table}", available)
         return Source(table=table, fmt=chosen, options=dict(options or {}), schema=schema)
@@ -170,22 +170,22 @@ def source(
         )
     found = table_format_of(path)
     if fmt is not None:
-        chosen = hio.check_format_name(fmt, INPUT_FORMATS)
+        chosen = hformats.check_format_name(fmt, INPUT_FORMATS)
         if found is not None and chosen != found:
             raise ValueError(
                 f"{path} is {_article(found)} table (it has {_LOG[found]}): its files are not a plain "
                 f"{chosen} input; read it with --format {found}"
             )
     else:
-        hio.check_input(path)
-        chosen = found or hio.input_format(path)
+        hformats.check_input(path)
+        chosen = found or hformats.input_format(path)
     if chosen in TABLE_FORMATS:
-        hio.check_input(path)
-        if found is None and hio.local_path(path) is not None:
+        hformats.check_input(path)
+        if found is None and hformats.local_path(path) is not None:
             raise ValueError(f"{path} is not {_article(chosen)} table: it has no {_LOG[chosen]}")
         require_library(chosen, path, available)
     else:
-        hio.check_content(path, chosen, options)
+        hformats.check_content(path, chosen, options)
     if (version is not None or timestamp is not None) and chosen != "delta":
         raise ValueError(f"--version and --timestamp are for Delta tables; {path} is {chosen}")
     return Source(
@@ -213,7 +213,7 @@ def table_format_of(path: str) -> str | None:
     >>> table_format_of("no/such/dir") is None
     True
     """
-    local = hio.local_path(path)
+    local = hformats.local_path(path)
     if local is None or not os.path.isdir(local):
         return None
     if os.path.isdir(os.path.join(local, "_delta_log")):
@@ -231,11 +231,11 @@ def enclosing_table(path: str) -> tuple[str, str] | None:
     (str, str) or None
         The table's directory and format.
     """
-    local = hio.local_path(path)
+    local = hformats.local_path(path)
     if local is None:
         return None
     # A glob's fixed part is a directory it reads inside; a plain path's table would be the path itself.
-    prefix = os.path.abspath(hio.fixed_prefix(local))
+    prefix = os.path.abspath(hformats.fixed_prefix(local))
     here = prefix if prefix != os.path.abspath(local) else os.path.dirname(prefix)
     while True:
         found = table_format_of(here)

@@ -16,16 +16,15 @@ import subprocess
 import sys
 import tempfile
 import threading
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 
 from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
 import hashexpr as hx
-from hashexpr import cli_signals
-from hashexpr import io as hio
-from hashexpr import sources as hsources
+from hashexpr.cli import inputs as hinputs
+from hashexpr.cli import outputs as houtputs
+from hashexpr.cli import signals as cli_signals
 
 PROG = "hashexpr"
 
@@ -97,13 +96,6 @@ def _logger(name: str) -> logging.Logger:
     except ImportError:  # PySpark 3.5 has plain loggers only
         return logging.getLogger(name)
     return PySparkLogger.getLogger(name) if name.endswith("QueryContextLogger") else logging.getLogger(name)
-    # PySpark checks the installed pandas the first time it passes a value to the JVM and warns about its
-    # version, although the command line uses no pandas.
-    warnings.filterwarnings(
-        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
-    )
-    # Stopping a session whose JVM has gone (after an interrupt) warns about it; the run has said why.
-    warnings.filterwarnings("ignore", message="Unable to cleanly shutdown", category=RuntimeWarning)
 
 
 @contextlib.contextmanager
@@ -172,7 +164,7 @@ def given_session(
     """
     if master is not None:
         raise ValueError("--master chooses where a new Spark starts: this command runs in the given session")
-    if "delta" in formats and hsources.DELTA_EXTENSION not in str(spark.conf.get("spark.sql.extensions", "")):
+    if "delta" in formats and hinputs.DELTA_EXTENSION not in str(spark.conf.get("spark.sql.extensions", "")):
         raise ValueError("the given session has no Delta Lake (its extension is not in spark.sql.extensions)")
     restore: dict[str, str | None] = {}
     levels = {name: _logger(name).level for name in _PYTHON_LOGGERS}
@@ -227,7 +219,7 @@ def _start(
     log_config = os.path.join(scratch, "log4j2.properties")
     with open(log_config, "w", encoding="utf-8") as f:
         f.write(_LOG4J2_PROPERTIES.format(level="warn" if verbose else "off"))
-    user = hsources.session_settings(formats, dict(conf))
+    user = hinputs.session_settings(formats, dict(conf))
     # The user's JVM options come after these, so a log4j configuration of their own still wins.
     java_options = " ".join(
         [
@@ -347,4 +339,4 @@ def abandon() -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    hio.discard_unfinished()
+    houtputs.discard_unfinished()

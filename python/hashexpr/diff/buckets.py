@@ -8,11 +8,10 @@ the values join reads the rows of changed keys only. :func:`counts` gives every 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from hashexpr.diff.plan import BucketPass
 from hashexpr.diff.rows import compare_groups, hashed_sides, identity
 from hashexpr.diff.spec import BUCKET, CHANGE_TYPES, DIGEST, KH, SIDE, Spec
 from hashexpr.diff.stored import key_hash_sql, refusals
@@ -21,29 +20,6 @@ from hashexpr.diff.stored import key_hash_sql, refusals
 # unchanged row in eight passes it, and at most 8 MiB, which every task reading a side receives once.
 KEY_FILTER_BITS_PER_ROW = 8
 KEY_FILTER_MAX_BITS = 1 << 26
-
-
-@dataclass(frozen=True)
-class BucketPass:
-    """What the first pass found: per-side row counts and the buckets whose multisets of hashes differ."""
-
-    differing_buckets: tuple[int, ...]
-    old_rows: int
-    new_rows: int
-    rows_to_compare: int
-    null_key_rows: tuple[int, int]
-    # Rows of the buckets that are the same on both sides: each is an unchanged (old, new) pair.
-    unchanged_rows: int
-
-    @property
-    def joins_everything(self) -> bool:
-        """True when the differing buckets hold half the rows or more: then filtering costs more than it saves."""
-        return self.rows_to_compare * 2 >= self.old_rows + self.new_rows
-
-    @property
-    def rows_joined(self) -> int:
-        """The keyed rows of both sides that the values join reads: every one when it joins everything."""
-        return self.old_rows + self.new_rows if self.joins_everything else self.rows_to_compare
 
 
 def bucket_pass(spec: Spec) -> BucketPass:

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.diff.buckets import BucketPass, key_filter
+from hashexpr.diff.buckets import key_filter
+from hashexpr.diff.plan import BucketPass
 from hashexpr.diff.rows import hashes_sql, keyed, lanes
 from hashexpr.diff.spec import BUCKET, FP, KH, PART, RN, H, N, Spec, V
+from hashexpr.jar_sql import record_hash_sql, string
 from hashexpr.names import quote
-from hashexpr.sql_text import record_hash_sql, string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -14,13 +14,13 @@ from pyspark.sql import functions as F
 
 from hashexpr.diff.spec import BUCKET, DIGEST, KH, SIDE, H, Spec
 from hashexpr.diff.stored import key_hash_sql, null_key_sql, read_sql
+from hashexpr.jar_sql import record_hash_sql
 from hashexpr.names import quote
-from hashexpr.sql_text import record_hash_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from hashexpr.diff.buckets import BucketPass
+    from hashexpr.diff.plan import BucketPass
 
 # Up to this many differing buckets are filtered with an IN list (a hash set in the plan); more go through a
 # broadcast semi-join with a list made in Spark from one string, passed as a row of data: the plan stays small,

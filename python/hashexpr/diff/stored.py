@@ -22,11 +22,11 @@ from pyspark.sql.types import BinaryType
 
 from hashexpr.definitions import Definition, differences, hash_definition, is_metadata_column, key_definition
 from hashexpr.diff.spec import Side, Spec, Stored
+from hashexpr.jar_sql import record_hash_sql, record_key_sql, string
 from hashexpr.metadata import DEFAULT_NAMES
 from hashexpr.names import quote
 from hashexpr.options import KeyOptions
 from hashexpr.reference import FORMAT_VERSION
-from hashexpr.sql_text import record_hash_sql, record_key_sql, string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

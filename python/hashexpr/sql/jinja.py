@@ -37,7 +37,7 @@ _TESTS, _DIGEST = "\x00every_part_null\x00", "\x00digest\x00"
 _LITERAL_START, _LITERAL_END = "\x01", "\x02"
 _PLACEHOLDER = re.compile("\x00([a-z_]+)\x00")
 
-#: The Jinja of each dialect's string_literal (hashexpr.sql.dialect, postgres, spark: hashexpr.sql_text.string).
+#: The Jinja of each dialect's string_literal (hashexpr.sql.dialect, postgres, spark: hashexpr.jar_sql.string).
 STRING_LITERALS = {
     "postgres": """{{ return("E'" ~ text.replace("\\\\", "\\\\\\\\").replace("'", "''") ~ "'") }}""",
     "duckdb": """{{ return("'" ~ text.replace("'", "''") ~ "'") }}""",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import DataType
 
+from hashexpr.jar_sql import string as spark_string
 from hashexpr.sql.dialect import (
     ARRAY,
     BINARY,
@@ -29,7 +30,6 @@ from hashexpr.sql.dialect import (
     Encoder,
 )
 from hashexpr.sql.numbers import minimal_bytes
-from hashexpr.sql_text import string as spark_string
 
 _SMALLEST_NORMAL = "2.2250738585072014E-308D"
 
