@@ -10,21 +10,19 @@ use crate::algorithm::Algorithm;
 use crate::columns::Columns;
 use crate::encode::{put_bytes, put_u32, FORMAT_VERSION, STRING};
 use crate::error::Error;
+use crate::lthash::Lanes;
 use crate::record::{rows_per_task, Record};
 use crate::spark_type::SparkType;
 
 const LABEL: &[u8] = b"hashexpr-fingerprint";
 const LTHASH_LABEL: &[u8] = b"hashexpr-fingerprint-lthash16";
-const LTHASH_ELEMENT_LABEL: &[u8] = b"hashexpr-lthash16";
-/// LtHash16's lanes: 1024 of 16 bits, from 64 SHA-256 blocks.
-pub const LANES: usize = 1024;
 
 /// The combined rows of a table (or a group): how many, and their sum or lanes.
 #[derive(Clone, Debug)]
 pub struct State {
     count: u64,
     sum: u128,
-    lanes: Option<Box<[u16; LANES]>>,
+    lanes: Option<Lanes>,
 }
 
 impl State {
@@ -32,9 +30,7 @@ impl State {
         self.count += other.count;
         self.sum = self.sum.wrapping_add(other.sum);
         if let (Some(mine), Some(theirs)) = (self.lanes.as_mut(), other.lanes.as_ref()) {
-            for (a, b) in mine.iter_mut().zip(theirs.iter()) {
-                *a = a.wrapping_add(*b);
-            }
+            mine.add(theirs);
         }
     }
 
@@ -46,22 +42,7 @@ impl State {
                     .sum
                     .wrapping_add(u128::from_le_bytes(digest.try_into().unwrap()))
             }
-            Some(lanes) => add_lthash16(lanes, digest),
-        }
-    }
-}
-
-/// Adds the 1024 lanes of one 32-byte element to `lanes` (section 11).
-pub fn add_lthash16(lanes: &mut [u16; LANES], element: &[u8]) {
-    let mut block = [0u8; 17 + 32 + 4];
-    block[..17].copy_from_slice(LTHASH_ELEMENT_LABEL);
-    block[17..49].copy_from_slice(element);
-    for i in 0..LANES / 16 {
-        block[49..].copy_from_slice(&(i as u32).to_le_bytes());
-        let digest = Sha256::digest(block);
-        for (j, pair) in digest.chunks_exact(2).enumerate() {
-            let lane = &mut lanes[i * 16 + j];
-            *lane = lane.wrapping_add(u16::from_le_bytes([pair[0], pair[1]]));
+            Some(lanes) => lanes.add_element(digest.try_into().unwrap()),
         }
     }
 }
@@ -128,7 +109,7 @@ impl Fingerprinter {
         State {
             count: 0,
             sum: 0,
-            lanes: self.lthash.then(|| Box::new([0u16; LANES])),
+            lanes: self.lthash.then(Lanes::new),
         }
     }
 
@@ -170,7 +151,7 @@ impl Fingerprinter {
         match &state.lanes {
             None => hasher.update(state.sum.to_le_bytes()),
             Some(lanes) => {
-                for lane in lanes.iter() {
+                for lane in lanes.lanes() {
                     hasher.update(lane.to_le_bytes());
                 }
             }

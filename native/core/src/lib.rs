@@ -13,6 +13,7 @@ pub mod encode;
 pub mod error;
 pub mod fingerprint;
 pub mod key;
+pub mod lthash;
 pub mod murmur3;
 pub mod record;
 pub mod spark_type;
