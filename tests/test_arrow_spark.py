@@ -9,6 +9,7 @@ import decimal
 import itertools
 import json
 import math
+import re
 import struct
 from pathlib import Path
 
@@ -24,7 +25,8 @@ import hashexpr as hx
 from hashexpr import arrow as hxa
 from hashexpr.fingerprint import _fingerprint_column
 
-SPEC = Path(__file__).resolve().parents[1] / "spec"
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "spec"
 SECRET = "pii"
 _counter = itertools.count()
 
@@ -408,6 +410,29 @@ def test_duckdb_sql_functions(fixed):
     names = ", ".join(f'"{c}"' for c in FIXED.column_names)
     got = [r[0].hex().upper() for r in con.sql(f"SELECT row_hash({names}) FROM t").fetchall()]
     assert got == fixed["hashes"]
+
+
+def test_duckdb_recipe_of_arrow_md_runs_as_written(spark):
+    """ARROW.md's DuckDB recipe runs, its function over every column is Spark's record_hash(*), and the error
+    it quotes for f(*) is the one DuckDB gives."""
+    import duckdb
+
+    doc = (ROOT / "docs" / "ARROW.md").read_text()
+    section = doc[doc.index("**DuckDB**") :]
+    start = section.index("```python") + len("```python")
+    recipe = section[start : section.index("```", start)]
+    namespace: dict = {}
+    exec(compile(recipe, "ARROW.md", "exec"), namespace)  # noqa: S102 - the documentation's own example
+    con = namespace["con"]
+    got = con.sql("SELECT id, hex(hash_customers(*COLUMNS(*))) FROM customers ORDER BY id").fetchall()
+    rows = spark.createDataFrame(con.sql("SELECT * FROM customers").fetchall(), "id INT, name STRING")
+    expected = rows.select("id", F.hex(hx.record_hash("*")).alias("h")).orderBy("id").collect()
+    assert got == [(r["id"], r["h"]) for r in expected]
+    quoted = re.search(r"`(Binder Error: No function matches[^`]*)`", section.replace("\n", " "))
+    assert quoted is not None, "ARROW.md quotes DuckDB's error for f(*)"
+    with pytest.raises(duckdb.BinderException) as refused:
+        con.sql("SELECT hash_customers(*) FROM customers").fetchall()
+    assert " ".join(quoted.group(1).split()) in " ".join(str(refused.value).split())
 
 
 def test_pandas_input_as_spark_reads_its_parquet(spark, tmp_path):

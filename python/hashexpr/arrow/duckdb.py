@@ -27,7 +27,8 @@ def register(
     (``INTEGER`` as INT, ``VARCHAR`` as STRING, ``TIMESTAMP`` as TIMESTAMP_NTZ, ``TIMESTAMPTZ`` as TIMESTAMP,
     ``HUGEINT`` as DECIMAL(38,0), ...; ``docs/ARROW.md``). Declare the columns' own types: DuckDB casts an
     argument to its parameter's type, and the hash follows that type (``1`` and ``'1'`` differ). To hash every
-    column of a relation without naming types, pass the relation itself to :func:`record_hash` instead.
+    column of a relation without naming types, pass the relation itself to :func:`record_hash` instead; a function
+    registered with every column's type is called as ``f(*COLUMNS(*))`` (DuckDB reads ``f(*)`` as ``f()``).
 
     Parameters
     ----------
@@ -52,6 +53,11 @@ def register(
     >>> con = duckdb.connect()
     >>> hxa.register(con, "row_hash", ["INTEGER", "VARCHAR"])
     >>> con.execute("SELECT hex(row_hash(1, 'a'))").fetchall()
+    [('BB9718ED625B2FC5763E75F3ABFD7C5A',)]
+    >>> con.execute("CREATE TABLE t AS SELECT 1::INTEGER AS id, 'a' AS s")             # doctest: +ELLIPSIS
+    <...>
+    >>> hxa.register(con, "hash_t", con.sql("SELECT * FROM t").types)
+    >>> con.execute("SELECT hex(hash_t(*COLUMNS(*))) FROM t").fetchall()
     [('BB9718ED625B2FC5763E75F3ABFD7C5A',)]
     """
     if function not in ("record_hash", "record_key"):
