@@ -64,8 +64,8 @@ def test_generated_macros_are_up_to_date():
         assert (generated / name).read_text(encoding="utf-8") == text, f"{name}: run make dbt-macros"
 
 
-def _dbt(folder: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false", DBT_VERSION_CHECK="false")
+def _dbt(folder: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false", DBT_VERSION_CHECK="false", **(env or {}))
     run = subprocess.run(
         [str(DBT), *args, "--profiles-dir", str(folder), "--project-dir", str(folder)],
         cwd=folder, env=env, capture_output=True, text=True, timeout=600, check=False,
@@ -75,43 +75,47 @@ def _dbt(folder: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     return run
 
 
+def _git(folder: Path, *args: str) -> str:
+    command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, check=True).stdout
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, postgres):
-    """The example project in a temporary folder, with the package installed and a target per engine."""
+    """The example as its README runs it: the package copied with its example, in a git repository of its own;
+    profiles.example.yml as profiles.yml; dbt deps. The targets read libpq's variables (PGHOST, ...) and TZ."""
     if not DBT.exists():
         pytest.fail(f"{DBT} is missing: make dbt-venv makes it (make test does)")
-    folder = tmp_path_factory.mktemp("dbt") / "example"
-    shutil.copytree(PACKAGE / "example", folder)
-    (folder / "packages.yml").write_text(f"packages:\n  - local: {json.dumps(str(PACKAGE))}\n", encoding="utf-8")
+    package = tmp_path_factory.mktemp("dbt") / "dbt"
+    shutil.copytree(PACKAGE, package)
+    _git(package, "init", "-q")
+    _git(package, "add", "-A")
+    _git(package, "commit", "-q", "-m", "the package as committed")
+    folder = package / "example"
+    shutil.copy(folder / "profiles.example.yml", folder / "profiles.yml")
     with psycopg.connect(postgres.dsn, autocommit=True) as connection:
         connection.execute("DROP DATABASE IF EXISTS vault")
         connection.execute("CREATE DATABASE vault")
         connection.execute(f"ALTER DATABASE vault SET timezone TO '{TIME_ZONES['postgres']}'")
-    profiles = {
-        "hashexpr_example": {
-            "target": "duckdb",
-            "outputs": {
-                "duckdb": {
-                    "type": "duckdb", "path": str(folder / "vault.duckdb"), "threads": 1,
-                    "settings": {"TimeZone": TIME_ZONES["duckdb"]},
-                },
-                "postgres": {
-                    "type": "postgres", "host": "127.0.0.1", "port": postgres.port, "user": postgres.user,
-                    "password": "", "dbname": "vault", "schema": "analytics", "threads": 1,
-                },
-            },
-        }
-    }  # fmt: skip
-    (folder / "profiles.yml").write_text(json.dumps(profiles), encoding="utf-8")
     _dbt(folder, "deps")
     return folder
+
+
+def _environment(target: str, postgres) -> dict[str, str]:
+    """What a target's dbt commands find in their environment: profiles.example.yml reads it."""
+    if target == "duckdb":
+        return {"TZ": TIME_ZONES["duckdb"]}
+    return {
+        "PGHOST": "127.0.0.1", "PGPORT": str(postgres.port), "PGUSER": postgres.user, "PGPASSWORD": "",
+        "PGDATABASE": "vault",
+    }  # fmt: skip
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def vault(request, project, postgres):
     """``dbt build`` on one target; the engine's rows of the seed, the hub, the satellite and weird_names."""
     target = request.param
-    _dbt(project, "build", "--target", target)
+    _dbt(project, "build", "--target", target, env=_environment(target, postgres))
     queries = {
         "raw": f"SELECT {', '.join(f.name for f in RAW.fields)} FROM raw_customers",
         "hub": "SELECT hk_customer, customer_code FROM hub_customer",
@@ -171,6 +175,13 @@ def test_the_keys_are_the_jars(vault, jar):
     assert sorted(rows["hub"]) == sorted({(hk, code.strip().upper()) for code, hk, _, _, _ in jar})
     assert len(rows["hub"]) == 5
     assert Counter(rows["weird"]) == Counter((k, h) for _, _, _, k, h in jar)
+
+
+def test_what_the_example_makes_is_ignored_by_git(vault, project):
+    """After deps and a build on each target, the example's folder holds nothing git would pick up."""
+    assert _git(project, "status", "--porcelain", "--untracked-files=all", ".") == ""
+    made = {p.name for p in project.iterdir()}
+    assert {"dbt_packages", "logs", "target", "profiles.yml", "vault.duckdb"} <= made
 
 
 def test_a_missing_column_is_named(project):
