@@ -117,6 +117,36 @@ class GoldenVectorsSuite extends SparkSuite {
       SparkSuite.Modes.foreach(m => inMode(m)(assert(one(sql).getString(0) == expected, m.name)))
     }
   }
+
+  test("SHA-256 and HMAC-SHA-256 vectors (spec/sha256-vectors-v1.json), constant-folded and in every mode") {
+    val sha = vectorFile("sha256-vectors-v1.json")
+    assert(sha.size >= 15)
+    sha.foreach { v =>
+      val (function, options) = (v.get("function").asText(), v.get("options").asText().replace("'", "''"))
+      val args = TestJson.elements(v.get("args"))
+      val sql = if (function == "record_hash_by_name_with") {
+        val columns = args.map(a => s"${a.get("sql").asText()} AS `${a.get("name").asText().replace("`", "``")}`")
+        s"SELECT hex($function('$options', *)) FROM (SELECT ${columns.mkString(", ")})"
+      } else {
+        s"SELECT hex($function('$options', ${args.map(_.get("sql").asText()).mkString(", ")}))"
+      }
+      val expected = v.get("hex").asText()
+      assert(one(sql).getString(0).toLowerCase == expected, s"${v.get("name")}: $sql")
+      SparkSuite.Modes.foreach(m => inMode(m)(assert(one(sql).getString(0).toLowerCase == expected, m.name)))
+    }
+  }
+
+  test("lthash16 fingerprint vectors (spec/lthash-vectors-v1.json) in every mode") {
+    val lthash = vectorFile("lthash-vectors-v1.json")
+    assert(lthash.size >= 9)
+    lthash.foreach { v =>
+      val options = v.get("options").asText().replace("'", "''")
+      val sql = s"SELECT dataset_fingerprint_with('$options', *) FROM (${v.get("sql").asText()})"
+      val expected = v.get("fingerprint").asText()
+      assert(one(sql).getString(0) == expected, s"${v.get("name")}: $sql")
+      SparkSuite.Modes.foreach(m => inMode(m)(assert(one(sql).getString(0) == expected, m.name)))
+    }
+  }
 }
 
 object GoldenVectorsSuite {

@@ -73,6 +73,16 @@ object SparkSuite {
   val FoldingRules: String = Seq("ConstantFolding", "ConvertToLocalRelation", "FoldablePropagation")
     .map("org.apache.spark.sql.catalyst.optimizer." + _).mkString(",")
 
+  /** The secrets of spec/sha256-vectors-v1.json and spec/lthash-vectors-v1.json, by name. */
+  lazy val vectorSecrets: Map[String, String] = {
+    val root = new java.io.File(sys.props.getOrElse("hashexpr.root", ".."))
+    Seq("sha256-vectors-v1.json", "lthash-vectors-v1.json").flatMap { file =>
+      val keys = new com.fasterxml.jackson.databind.ObjectMapper().readTree(new java.io.File(root, s"spec/$file")).get("keys")
+      val names = keys.fieldNames()
+      Iterator.continually(names).takeWhile(_.hasNext).map(_.next()).map(n => n -> keys.get(n).asText()).toSeq
+    }.toMap
+  }
+
   lazy val session: SparkSession = {
     val warehouse = Files.createTempDirectory("hashexpr-warehouse").toFile
     warehouse.deleteOnExit()
@@ -84,6 +94,8 @@ object SparkSuite {
       // HMAC secrets come from the application's configuration, never from the session.
       .config(Secrets.confName("suite"), Secret)
       .config(Secrets.confName("blank"), "")
+      // The keys the SHA-256 and lthash16 vector files name (GoldenVectorsSuite).
+      .config(vectorSecrets.map { case (name, key) => Secrets.confName(name) -> key })
       .config("spark.sql.warehouse.dir", warehouse.getAbsolutePath)
       .config("spark.driver.bindAddress", "127.0.0.1")
       .config("spark.driver.host", "127.0.0.1")
