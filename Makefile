@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml requirements-dev.txt spark-version VERSION
 # The package itself, editable, with the Arrow engine (native/, Rust) built in release mode by maturin into
 # python/hashexpr/_native.*.so; rebuilt when the engine's sources change. One cargo target directory,
 # native/target, serves this build, the wheel's, cargo test and cargo clippy.
-NATIVE_SOURCES := native/Cargo.toml native/Cargo.lock $(wildcard native/*/Cargo.toml native/*/src/*.rs) \
+NATIVE_SOURCES := native/Cargo.toml native/Cargo.lock $(wildcard native/*/Cargo.toml native/*/src/*.rs native/*/src/*/*.rs) \
   python/hashexpr/unicode_case_14_0_0.txt
 $(VENV)/.native: $(VENV)/.installed $(NATIVE_SOURCES)
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pip install -q --no-deps --no-build-isolation -e .
@@ -153,20 +153,37 @@ jar: venv
 $(JAR): $(PINNED_JAR)
 	cp $(PINNED_JAR) $@
 
-# One wheel with every line's jar and the Arrow engine (a platform wheel: cp310-abi3, for CPython 3.10 and
-# later); the package picks the jar the running Spark needs.
+# make dist: every line's jar, then make wheel's three distributions of hashexpr in dist/ (build/dist.py):
+# - hashexpr-V-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl, the platform wheel: the package, every
+#   line's jar and the Arrow engine (stable ABI: CPython 3.10 and later), linked by zig against glibc 2.17, so
+#   that it is manylinux2014, which package indexes accept (tests/test_dist.py runs auditwheel show on it);
+# - hashexpr-V-py3-none-any.whl, the pure wheel: the same package and jars without the engine, built by
+#   hatchling (build/pure_wheel.py); pip takes it only where no platform wheel fits;
+# - hashexpr-V.tar.gz, the sdist: the Rust workspace, the package and the jars; a wheel builds from it with cargo
+#   (maturin) and never with sbt or Java.
+# The other platforms' wheels come from the release workflow, .github/workflows/release.yml.
 dist: jar jars
 	@$(MAKE) --no-print-directory wheel
 
-# The wheel of the jars in target/jars (make dist builds them first); python/hashexpr/jars/ is only its
-# staging directory, emptied before and after.
+# Every line's jar alone, without .venv: the release workflow's first job, which gives sbt the pinned Spark's
+# jars in SPARK_JARS (build.sbt).
+.PHONY: release-jars
+release-jars:
+	$(SBT) hashexpr/package $(LINE_PACKAGES)
+
+# What make wheel and tests/test_dist.py use besides maturin: zig (the linker of the manylinux2014 wheel),
+# hatchling (the pure wheel), auditwheel (checks the platform wheel), zizmor and check-jsonschema (lint the release workflow).
+DIST_TOOLS := ziglang==0.17.0 hatchling==1.33.0 auditwheel==6.8.2 zizmor==1.32.0 check-jsonschema==0.39.0
+$(VENV)/.dist-installed: $(VENV)/.installed
+	$(PY) -m pip install -q $(DIST_TOOLS)
+	touch $@
+
+# The three distributions from the jars in target/jars (make dist builds them first); python/hashexpr/jars/ is
+# only their staging directory, emptied before and after. The first build compiles the engine for the
+# manylinux target (native/target/x86_64-unknown-linux-gnu) once; later ones reuse it.
 .PHONY: wheel
-wheel: venv
-	rm -rf build/lib build/bdist.* python/hashexpr/jars dist/hashexpr-$(shell cat VERSION)-*.whl
-	mkdir -p python/hashexpr/jars dist
-	cp target/jars/hashexpr-spark*.jar python/hashexpr/jars/
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
-	rm -rf python/hashexpr/jars
+wheel: venv $(VENV)/.dist-installed
+	$(PY) build/dist.py
 
 # make test runs these phases with build/test.py, which times each and prints where the time went
 # (docs/TESTING.md): .venv, lint, the other lines' virtualenvs in the background (downloads, mostly), one sbt for
@@ -245,5 +262,21 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7" "polars-hash==0.9.3"
 	touch $@
 
-bench: jar postgres $(VENV)/.bench-installed
+# The reconcile section's peers, each in a virtualenv of its own (they pin packages older than .venv's):
+# reladiff 0.6.0, and data-diff 0.11.2 with a dbt-core that fetches nothing beyond PyPI and the pydantic 1 its
+# code is written for; with the drivers they take for PostgreSQL (psycopg2) and DuckDB (the version .venv has,
+# so that they read its database files).
+BENCH_PEERS := .venv-bench-reladiff .venv-bench-datadiff
+PEER_DRIVERS := "psycopg2-binary==2.9.13" "duckdb==2.0.1"
+.venv-bench-reladiff/.installed:
+	$(PYTHON) -m venv .venv-bench-reladiff
+	.venv-bench-reladiff/bin/python -m pip install -q "reladiff==0.6.0" $(PEER_DRIVERS)
+	touch $@
+
+.venv-bench-datadiff/.installed:
+	$(PYTHON) -m venv .venv-bench-datadiff
+	.venv-bench-datadiff/bin/python -m pip install -q "data-diff==0.11.2" "dbt-core==1.8.9" "pydantic==1.10.21" $(PEER_DRIVERS)
+	touch $@
+
+bench: jar postgres $(VENV)/.bench-installed $(addsuffix /.installed,$(BENCH_PEERS))
 	SPARK_LOCAL_IP=127.0.0.1 $(PY) bench/run.py $(BENCH_ARGS)

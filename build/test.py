@@ -136,7 +136,8 @@ def main() -> int:
             Phase("cargo test (the Arrow engine)", "test-native", "jvm", jvm_log),
         ]
     )
-    wheel, pytest = Phase("wheel", "wheel"), Phase("pytest, pinned Spark", "test-pytest")
+    wheel = Phase("the distributions: two wheels, the sdist", "wheel")
+    pytest = Phase("pytest, pinned Spark", "test-pytest")
     background = Stream([line_venvs])
     # Each other line's smoke suite, after the jvm stream (so that ScalaTest and the smoke suites do not share
     # the cores with pytest at the same time) and the virtualenvs it runs in; each into a log of its own,

@@ -7,7 +7,8 @@
 - ``airports_2024-01.parquet`` and ``airports_2024-02.parquet``: two snapshots of the airports; the second has
   three airports fewer, two with another altitude, and one more;
 - ``hub_customer.parquet``: a hub of 100 customers keyed by ``record_key(customer_id)``, where a faulty load
-  stored C077 under the hash key of C012.
+  stored C077 under the hash key of C012;
+- ``empty.csv``: an export that wrote nothing, not even a header.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def make(folder: Path) -> None:
         {"customer_id": customers, "hk_customer": pa.array([keys[c] for c in customers], type=pa.binary(16))}
     )
     pq.write_table(hub, folder / "hub_customer.parquet")
+    (folder / "empty.csv").write_bytes(b"")
 
 
 if __name__ == "__main__":

@@ -443,9 +443,10 @@ def test_pandas_input_as_spark_reads_its_parquet(spark, tmp_path):
             "id": [1, 2, 3],
             "x": [0.5, float("nan"), -0.0],
             "s": ["a", None, "c"],
+            # Microseconds: a naive datetime64[ns] may hold INT96 instants, which the engine does not guess.
             "when": pd.to_datetime(
                 ["2024-01-01 10:00:00.000001", None, "1969-12-31 23:59:59"], format="ISO8601"
-            ),
+            ).as_unit("us"),
             "c": pd.Categorical(["p", "q", "p"]),
         }
     )

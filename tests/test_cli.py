@@ -116,9 +116,11 @@ def outputs(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(spark, inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
-    """The runs that use Spark, in the test session; the tests below check one each."""
+    """The runs that use Spark, in the test session; the tests below check one each. Spark-written Parquet would
+    take the Arrow engine (test_cli_arrow.py checks it against these): ``--engine spark`` keeps them on Spark."""
+    spark_engine = ["--engine", "spark"]
     commands = {
-            "parquet": ["hash", inputs["parquet"], "--out", outputs / "hashed.parquet"],
+            "parquet": ["hash", inputs["parquet"], "--out", outputs / "hashed.parquet", *spark_engine],
             # Columns in another order than the file's, spaces and case aside: the hash follows the order given.
             "csv": ["hash", inputs["csv"], "--out", outputs / "hashed.csv", "--hex", "--columns", "ts, NAME"],
             "json": ["hash", inputs["json"], "--out", outputs / "hashed.orc"],
@@ -128,22 +130,23 @@ def runs(spark, inputs, outputs) -> dict[str, subprocess.CompletedProcess]:
             ],
             "bad column": ["hash", inputs["parquet"], "--out", outputs / "x.parquet", "--columns", "id,nmae"],
             "corrupt": ["hash", inputs["corrupt"], "--out", outputs / "y.parquet"],
-            "fingerprint": ["fingerprint", inputs["parquet"]],
+            "fingerprint": ["fingerprint", inputs["parquet"], *spark_engine],
             "fingerprint by": ["fingerprint", inputs["csv"], "--by", "name"],
             "fingerprint by dotted": ["fingerprint", inputs["dotted"], "--by", "a.b"],
-            "diff": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id"],
+            "diff": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id", *spark_engine],
             "collisions": ["collisions", inputs["hub"], "--key", "k", "--hash-col", "hk"],
             "hash hmac": [
                 "hash", inputs["parquet"], "--out", outputs / "hmac.parquet", "--key", "id",
-                "--algorithm", "hmac-sha256", "--secret", "cli.pii", "--verbose",
+                "--algorithm", "hmac-sha256", "--secret", "cli.pii", "--verbose", *spark_engine,
             ],
-            "diff sha256": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id", "--algorithm", "sha256"],
+            "diff sha256": ["diff", inputs["parquet"], inputs["parquet v2"], "--key", "id", "--algorithm", "sha256",
+                            *spark_engine],
             "hmac no key": ["hash", inputs["parquet"], "--out", outputs / "z", "--algorithm", "hmac-sha256",
                             "--secret", "absent"],
             "fingerprint lthash16 hmac": ["fingerprint", inputs["parquet"], "--algorithm", "lthash16",
-                                          "--secret", "cli.pii"],
+                                          "--secret", "cli.pii", *spark_engine],
             "fingerprint lthash16 expects murmur3": ["fingerprint", inputs["parquet"], "--algorithm", "lthash16",
-                                                     "--expect", "hx1:" + "0" * 64],
+                                                     "--expect", "hx1:" + "0" * 64, *spark_engine],
     }  # fmt: skip
     env = {"HASHEXPR_SECRET_CLI_PII": CLI_SECRET}
     return {name: _run(spark, *args, env=env) for name, args in commands.items()}

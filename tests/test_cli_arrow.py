@@ -44,12 +44,10 @@ def files(tmp_path_factory) -> dict[str, Path]:
     pq.write_table(TABLE.slice(2), folder / "parts" / "part-1.parquet")
     (folder / "parts" / "_SUCCESS").write_text("")
     pq.write_table(pa.table({"t": pa.array([1], pa.time64("us"))}), folder / "time.parquet")
-    pq.write_table(TABLE.select(["id", "ts"]), folder / "int96.parquet", use_deprecated_int96_timestamps=True)
     return {
         "rows": folder / "rows.parquet",
         "parts": folder / "parts",
         "time": folder / "time.parquet",
-        "int96": folder / "int96.parquet",
     }
 
 
@@ -138,11 +136,35 @@ def test_collisions(files, capsys):
     assert (status, report["engine"], report["problems"]) == (0, "arrow", 0)
 
 
+def test_int96_files_spark_wrote_take_the_arrow_engine(spark, tmp_path, capsys):
+    """Spark's default Parquet timestamps (INT96, instants beyond pyarrow's nanoseconds among them) are read as
+    Spark reads them: the fingerprint is Spark's, and ``hash`` writes what the Spark engine writes."""
+    from spark_conf import spark_conf
+
+    source = tmp_path / "int96"
+    with spark_conf(spark, {"spark.sql.parquet.outputTimestampType": "INT96"}):
+        spark.sql(
+            "SELECT id, CASE id WHEN 0 THEN TIMESTAMP'9999-12-31 23:59:59.999999' WHEN 1 THEN NULL "
+            "ELSE TIMESTAMP'1969-12-31 23:59:59.999999' END AS ts FROM range(3)"
+        ).write.parquet(str(source))
+    df = spark.read.parquet(str(source))
+    status, report = _run(capsys, "fingerprint", source, "--engine", "arrow")
+    assert (status, report["engine"]) == (0, "arrow")
+    assert report["fingerprint"] == hx.dataset_fingerprint(df)
+    outs = {e: tmp_path / f"by-{e}" for e in ("arrow", "spark")}
+    assert main(["hash", str(source), "--out", str(outs["arrow"]), "--engine", "arrow"]) == 0
+    assert main(["hash", str(source), "--out", str(outs["spark"]), "--engine", "spark"], spark=spark) == 0
+    capsys.readouterr()
+    written = {e: spark.read.parquet(str(out)) for e, out in outs.items()}
+    assert written["arrow"].schema.simpleString() == written["spark"].schema.simpleString()
+    shown = [
+        sorted(w.selectExpr("id", "unix_micros(ts)", "hex(record_hash)").collect()) for w in written.values()
+    ]
+    assert shown[0] == shown[1]
+    assert shown[0][0][1] == 253402300799999999  # 9999-12-31 23:59:59.999999, not wrapped
+
+
 def test_auto_takes_spark_where_the_engine_would_differ(files, capsys):
-    # INT96 timestamps are TIMESTAMP to Spark: auto leaves them to Spark, --engine arrow refuses.
-    status = main(["fingerprint", str(files["int96"]), "--engine", "arrow"])
-    assert status == 2
-    assert "INT96" in capsys.readouterr().err
     status = main(["fingerprint", str(files["time"]), "--engine", "arrow"])
     assert status == 2
     assert "column 't': Spark has no type for the Arrow type time64[us]" in capsys.readouterr().err
@@ -161,7 +183,7 @@ def test_auto_leaves_spark_types_arrow_cannot_say_to_spark(spark, tmp_path, caps
     spark.sql("SELECT 'Abc' COLLATE UTF8_LCASE AS s, 1 AS id").write.parquet(str(path))
     status = main(["fingerprint", str(path), "--engine", "arrow"])
     assert status == 2
-    assert "Spark reads column 's' as string collate UTF8_LCASE" in capsys.readouterr().err
+    assert "column 's': Spark reads it as string collate UTF8_LCASE" in capsys.readouterr().err
     variant = tmp_path / "variant.parquet"
     spark.sql("""SELECT 1 AS id, parse_json('{"x": 1}') AS v""").write.parquet(str(variant))
     assert main(["fingerprint", str(variant), "--engine", "arrow"]) == 2

@@ -68,7 +68,7 @@ def folder(tmp_path_factory) -> Path:
 
 def test_the_document_has_examples_of_every_command():
     commands = {shlex.split(e.command)[1] for e in EXAMPLES}
-    assert commands == {"hash", "fingerprint", "diff", "collisions"}
+    assert commands == {"hash", "fingerprint", "diff", "collisions", "reconcile"}
     assert len(EXAMPLES) >= 20
 
 

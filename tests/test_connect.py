@@ -88,12 +88,12 @@ def _hashes(df: DataFrame) -> dict[str, dict[int, bytes]]:
     return out
 
 
-def _diff(df: DataFrame) -> list[tuple[Any, ...]]:
+def _diff(df: DataFrame, **kwargs: Any) -> list[tuple[Any, ...]]:
     """hx.diff of ``df`` against a copy with rows deleted, updated and inserted, as sorted tuples."""
     new = df.where("id % 10 <> 3").withColumn("s", F.expr("IF(id % 7 = 0, concat(s, '*'), s)"))
     new = new.unionByName(df.where("id < 5").withColumn("id", F.col("id") + 10_000))
-    rows = hx.diff(df, new, "id").collect()
-    return sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in rows)
+    rows = hx.diff(df, new, "id", **kwargs).collect()
+    return sorted((r.id, r.change, r.side, tuple(r.asDict().get("changed_columns") or ())) for r in rows)
 
 
 def _nested(spark: SparkSession) -> dict[str, dict[int, bytes]]:
@@ -222,6 +222,13 @@ def test_diff_over_connect_equals_classic(remote: SparkSession, classic: dict[st
     got = _diff(remote.table(VIEW))
     assert got == classic["diff"]
     assert {change for _, change, _, _ in got} == {"insert", "update", "delete"}
+
+
+def test_change_types_over_connect_equal_classic(remote: SparkSession, classic: dict[str, Any]) -> None:
+    """diff(changed_columns=False), one diff_rows aggregate per key, finds over Connect the changes of the full
+    diff on classic."""
+    got = _diff(remote.table(VIEW), changed_columns=False)
+    assert got == sorted((i, change, side, ()) for i, change, side, _ in classic["diff"])
 
 
 def test_diff_with_stored_hashes_over_connect(remote: SparkSession, classic: dict[str, Any]) -> None:

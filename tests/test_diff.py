@@ -115,10 +115,14 @@ def check(
         )
     if with_unchanged and "include_values" not in kwargs:
         # One pass over the hashes, no values: the same changes, without their columns.
-        result = diff(old, new, key, changed_columns=False, **kwargs)
-        assert "changed_columns" not in result.columns
-        got, expected = entries(result, key), without_columns(want)
-        assert got == expected, f"changed_columns=False: missing {expected - got}, extra {got - expected}"
+        for include_unchanged, expected in ((False, without_columns(want)), (True, without_columns(everything))):
+            result = diff(old, new, key, changed_columns=False, include_unchanged=include_unchanged, **kwargs)
+            assert "changed_columns" not in result.columns
+            got = entries(result, key)
+            assert got == expected, (
+                f"changed_columns=False, include_unchanged={include_unchanged}: "
+                f"missing {expected - got}, extra {got - expected}"
+            )
     return want
 
 

@@ -189,7 +189,7 @@ def test_key_rotation_changes_every_key(spark):
 
 
 def _diff_rows(df) -> list[tuple]:
-    return sorted(((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in df.collect()), key=repr)
+    return sorted(((r.id, r.change, r.side, tuple(r.asDict().get("changed_columns") or ())) for r in df.collect()), key=repr)
 
 
 def test_diff_with_sha256_finds_the_same_changes(spark, tmp_path):
@@ -210,6 +210,9 @@ def test_diff_with_sha256_finds_the_same_changes(spark, tmp_path):
     stored = spark.read.parquet(str(tmp_path / "old"))
     assert len(stored.first()._hx_record_hash) == 32
     assert _diff_rows(diff(stored, new, "id", old_hashes=True, algorithm="sha256")) == expected
+    # Without changed columns, per key sums of the 32-byte row hashes: the same change types.
+    types = sorted(((i, change, side, ()) for i, change, side, _ in expected), key=repr)
+    assert _diff_rows(diff(stored, new, "id", old_hashes=True, algorithm="sha256", changed_columns=False)) == types
     refused = "is record_key with algorithm=sha256, not algorithm=murmur3.*pass algorithm='sha256'"
     with pytest.raises(ValueError, match=refused):
         diff(stored, new, "id", old_hashes=True)

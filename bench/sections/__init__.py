@@ -28,7 +28,20 @@ import importlib
 from types import ModuleType
 
 #: Every section, in the order of the report and of ``--only``'s list.
-SECTIONS = ("hash", "secure", "wide", "nested", "fingerprint", "arrow", "diff", "cluster", "scale", "sql")
+SECTIONS = (
+    "hash",
+    "secure",
+    "wide",
+    "nested",
+    "fingerprint",
+    "incremental",
+    "arrow",
+    "diff",
+    "cluster",
+    "scale",
+    "sql",
+    "reconcile",
+)
 
 #: Target lines drawn from several sections' results: (the section after whose part they come, whether it ran or
 #: not; the module; its function ``(args, results, targets) -> list[str]``).

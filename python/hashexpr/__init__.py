@@ -15,9 +15,11 @@ from hashexpr.collisions import (
     find_collisions,
     resolve_collisions,
 )
+from hashexpr.delta import delta_fingerprint
 from hashexpr.diff import diff, diff_plan, summarize
 from hashexpr.errors import HashExprNotInstalledError
-from hashexpr.fingerprint import dataset_fingerprint, fingerprints_by
+from hashexpr.fingerprint import dataset_fingerprint, fingerprint_state, fingerprints_by
+from hashexpr.fingerprint_state import FingerprintState
 from hashexpr.functions import normalize_key, record_hash, record_key
 from hashexpr.jar import EXTENSION_CLASS, jar_path
 from hashexpr.metadata import with_metadata
@@ -32,14 +34,17 @@ except PackageNotFoundError:  # a source tree on sys.path, not installed
 __all__ = [
     "EXTENSION_CLASS",
     "FORMAT_VERSION",
+    "FingerprintState",
     "HashExprNotInstalledError",
     "collision_exceptions",
     "collision_probability",
     "configure",
     "dataset_fingerprint",
+    "delta_fingerprint",
     "diff",
     "diff_plan",
     "find_collisions",
+    "fingerprint_state",
     "fingerprints_by",
     "jar_path",
     "normalize_key",

@@ -1,4 +1,5 @@
-"""Dataset fingerprints: one order-independent value for a whole DataFrame, or for each group of it."""
+"""Dataset fingerprints: one order-independent value for a whole DataFrame, or for each group of it, and the
+state a fingerprint is computed from."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pyspark.sql import Column
 
+from hashexpr.fingerprint_state import FingerprintState
 from hashexpr.functions import ColumnOrName, _call
 from hashexpr.names import column, quote, resolve
 from hashexpr.options import FINGERPRINT_ALGORITHMS, check_secret_name, word
+from hashexpr.reference.types import spark_type_string
 from hashexpr.spark_types import is_column
 
 if TYPE_CHECKING:
@@ -148,3 +151,69 @@ def fingerprints_by(
     named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
     groups = [column(next(named)) if isinstance(c, str) else c for c in by]
     return df.groupBy(*groups).agg(fingerprint.alias(FINGERPRINT_COLUMN))
+
+
+def fingerprint_state(
+    df: DataFrame,
+    *cols: ColumnOrName,
+    algorithm: FingerprintAlgorithm = "murmur3",
+    secret: str | None = None,
+) -> FingerprintState:
+    """Return what the fingerprint of ``df`` (or of the columns ``cols``) is computed from: its row count, and the
+    sum of the rows' hashes or their LtHash16 lanes.
+
+    ``state.fingerprint`` is :func:`dataset_fingerprint` of ``df.select(*cols)``. States add and subtract as the
+    multisets of their rows do (``a + b``, ``a - b``), so the fingerprint of a table after a change is its state
+    before, plus the state of the rows added, minus that of the rows removed, equal byte for byte to a full
+    recompute; ``state.to_json()`` keeps it, and :meth:`FingerprintState.from_json` reads it back in Spark or in
+    the Rust engine (``docs/FINGERPRINTS.md``). One Spark job, one aggregate: ``dataset_fingerprint_state``.
+
+    Parameters
+    ----------
+    df : :class:`~pyspark.sql.DataFrame`
+        The data.
+    cols : :class:`~pyspark.sql.Column` or str, optional
+        The columns, as ``df.select`` takes them (default: every column); the fingerprint names each as the
+        selected frame does.
+    algorithm, secret : str, optional
+        As for :func:`dataset_fingerprint`; a keyed state records the secret's name, never its key.
+
+    Returns
+    -------
+    :class:`FingerprintState`
+
+    Examples
+    --------
+    >>> import hashexpr as hx
+    >>> df = spark.createDataFrame([(1, "x"), (2, "y"), (2, "y")], "id INT, s STRING")
+    >>> state = hx.fingerprint_state(df)
+    >>> state.count, state.fingerprint == hx.dataset_fingerprint(df)
+    (3, True)
+    >>> added = hx.fingerprint_state(spark.createDataFrame([(3, "z")], "id INT, s STRING"))
+    >>> (state + added).fingerprint == hx.dataset_fingerprint(df.union(spark.createDataFrame([(3, "z")], df.schema)))
+    True
+    >>> hx.fingerprint_state(df, "id", algorithm="lthash16").columns
+    (('id', 'int'),)
+    """
+    algorithm, secret = _check_fingerprint_options(algorithm, secret, "fingerprint_state")
+    for c in cols:
+        if not (is_column(c) or isinstance(c, str)):
+            raise TypeError(
+                f"fingerprint_state: cols takes Columns or column names, got {type(c).__name__}: {c!r}"
+            )
+    chosen = df.select(*cols) if cols else df
+    options = (
+        "" if algorithm == "murmur3" else "algorithm=lthash16" + (f"; secret={secret}" if secret else "")
+    )
+    row = chosen.agg(_call("dataset_fingerprint_state", options, ["*"]).alias("state")).first()["state"]
+    columns = [(field.name, spark_type_string(field.dataType)) for field in chosen.schema.fields]
+    state = FingerprintState.from_parts(
+        row["algorithm"], columns, row["schema"], row["count"], row["sum"], row["lanes"], row["secret"]
+    )
+    if state.fingerprint != row["fingerprint"]:
+        # The Spark schema's names and types give another digest than the aggregate's: never a wrong state.
+        raise ValueError(
+            f"fingerprint_state: the columns {state.column_names} do not give the schema digest Spark computed; "
+            "select them with plain names or aliases"
+        )
+    return state

@@ -3,6 +3,7 @@
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
+use crate::block::Block;
 use crate::error::Error;
 use crate::murmur3::{murmur3_x64_128, SEED};
 
@@ -60,6 +61,25 @@ impl Algorithm {
                 let mut mac = keyed.clone();
                 mac.update(data);
                 out.copy_from_slice(&mac.finalize().into_bytes());
+            }
+        }
+    }
+
+    /// Writes the digest of every record of `block` into `out`, [`Self::width`] bytes each.
+    #[inline]
+    pub fn hash_block(&self, block: &Block, out: &mut [u8]) {
+        let width = self.width();
+        match self {
+            // The common case in a loop of its own, with the digest written in place.
+            Self::Murmur3 => {
+                for (k, digest) in out.chunks_exact_mut(16).enumerate() {
+                    digest.copy_from_slice(&murmur3_x64_128(block.record(k), SEED));
+                }
+            }
+            _ => {
+                for (k, digest) in out.chunks_exact_mut(width).enumerate() {
+                    self.hash_into(block.record(k), digest);
+                }
             }
         }
     }

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::murmur3::{murmur3_x64_128, SEED};
 use sha2::{Digest, Sha256};
 
-const MICROS_PER_DAY_MS: i64 = 86_400_000;
+pub(crate) const MICROS_PER_DAY_MS: i64 = 86_400_000;
 
 /// Where NULLs are: a physical validity bitmap, aligned with the array's rows.
 #[derive(Clone, Debug, Default)]
@@ -28,11 +28,17 @@ impl Nulls {
     }
 
     #[inline(always)]
-    fn is_null(&self, row: usize) -> bool {
+    pub(crate) fn is_null(&self, row: usize) -> bool {
         self.0.as_ref().is_some_and(|n| n.is_null(row))
     }
 
-    fn is_valid(&self, row: usize) -> bool {
+    /// The bitmap, when some value is NULL.
+    #[inline(always)]
+    pub(crate) fn buffer(&self) -> Option<&NullBuffer> {
+        self.0.as_ref()
+    }
+
+    pub(crate) fn is_valid(&self, row: usize) -> bool {
         !self.is_null(row)
     }
 }
@@ -608,19 +614,23 @@ impl Node {
 }
 
 #[inline(always)]
-fn slice32<'a>(offsets: &OffsetBuffer<i32>, data: &'a Buffer, row: usize) -> &'a [u8] {
+pub(crate) fn slice32<'a>(offsets: &OffsetBuffer<i32>, data: &'a Buffer, row: usize) -> &'a [u8] {
     &data[offsets[row] as usize..offsets[row + 1] as usize]
 }
 
 #[inline(always)]
-fn slice64<'a>(offsets: &OffsetBuffer<i64>, data: &'a Buffer, row: usize) -> &'a [u8] {
+pub(crate) fn slice64<'a>(offsets: &OffsetBuffer<i64>, data: &'a Buffer, row: usize) -> &'a [u8] {
     &data[offsets[row] as usize..offsets[row + 1] as usize]
 }
 
 /// The bytes a view names (Arrow columnar format): a 16-byte view holds the length, then up to 12 bytes
 /// inline, or else a prefix, the data buffer's index and the offset in it.
 #[inline(always)]
-fn view_bytes<'a>(views: &'a ScalarBuffer<u128>, row: usize, buffers: &'a [Buffer]) -> &'a [u8] {
+pub(crate) fn view_bytes<'a>(
+    views: &'a ScalarBuffer<u128>,
+    row: usize,
+    buffers: &'a [Buffer],
+) -> &'a [u8] {
     let view = views[row];
     let len = view as u32 as usize;
     if len <= 12 {
@@ -634,7 +644,7 @@ fn view_bytes<'a>(views: &'a ScalarBuffer<u128>, row: usize, buffers: &'a [Buffe
 }
 
 #[inline(always)]
-fn micros(value: i64, unit: &TimeUnit) -> i64 {
+pub(crate) fn micros(value: i64, unit: &TimeUnit) -> i64 {
     // Checked when the node was built: these neither overflow nor drop a fraction.
     match unit {
         TimeUnit::Second => value * 1_000_000,

@@ -7,11 +7,12 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::algorithm::Algorithm;
+use crate::block::Block;
 use crate::columns::Columns;
 use crate::encode::{put_bytes, put_u32, FORMAT_VERSION, STRING};
 use crate::error::Error;
 use crate::lthash::Lanes;
-use crate::record::{rows_per_task, Record};
+use crate::record::{rows_per_task, Record, BLOCK_ROWS};
 use crate::spark_type::SparkType;
 
 const LABEL: &[u8] = b"hashexpr-fingerprint";
@@ -32,6 +33,23 @@ impl State {
         if let (Some(mine), Some(theirs)) = (self.lanes.as_mut(), other.lanes.as_ref()) {
             mine.add(theirs);
         }
+    }
+
+    /// The number of rows.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// `murmur3`: the sum of the rows' record hashes, modulo 2^128, as 16 bytes little-endian (section 5).
+    pub fn sum_bytes(&self) -> Option<[u8; 16]> {
+        self.lanes.is_none().then(|| self.sum.to_le_bytes())
+    }
+
+    /// `lthash16`: the 1024 lane sums as 2048 bytes little-endian (section 11).
+    pub fn lane_bytes(&self) -> Option<Vec<u8>> {
+        self.lanes
+            .as_ref()
+            .map(|lanes| lanes.lanes().iter().flat_map(|l| l.to_le_bytes()).collect())
     }
 
     fn add_row(&mut self, digest: &[u8]) {
@@ -115,19 +133,24 @@ impl Fingerprinter {
 
     /// Adds every row of `columns` to `state`, on the current rayon pool.
     pub fn update(&self, state: &mut State, columns: &Columns) {
-        let tasks = columns.len.div_ceil(rows_per_task(columns.len));
         let step = rows_per_task(columns.len);
+        let tasks = columns.len.div_ceil(step);
+        let width = self.record.width();
         let partial = (0..tasks)
             .into_par_iter()
             .map(|task| {
                 let mut part = self.empty();
-                let mut scratch = self.record.scratch();
-                let mut buffer = Vec::with_capacity(256);
-                for row in task * step..((task + 1) * step).min(columns.len) {
-                    buffer.clear();
-                    self.record
-                        .encode_row(&columns.nodes, row, &mut buffer, &mut scratch);
-                    self.add_record(&mut part, &buffer);
+                let mut block = Block::new(self.record.algorithm.sorted_maps());
+                let mut digests = vec![0u8; BLOCK_ROWS * width];
+                let rows = task * step..((task + 1) * step).min(columns.len);
+                for first in rows.clone().step_by(BLOCK_ROWS) {
+                    let len = BLOCK_ROWS.min(rows.end - first);
+                    block.positional(&columns.nodes, first, len);
+                    let digests = &mut digests[..len * width];
+                    self.record.algorithm.hash_block(&block, digests);
+                    for digest in digests.chunks_exact(width) {
+                        part.add_row(digest);
+                    }
                 }
                 part
             })
@@ -139,6 +162,11 @@ impl Fingerprinter {
                 },
             );
         state.add(&partial);
+    }
+
+    /// `SCHEMA`: the digest of the columns' names and Spark types (section 5).
+    pub fn schema(&self) -> &[u8] {
+        &self.schema
     }
 
     /// The fingerprint of `state`: `hx1:`, `hx1-lthash16:` or `hx1-lthash16-hmac:` and 64 hex digits.
@@ -217,13 +245,14 @@ impl GroupFingerprints {
                 let mut digests = vec![0u8; rows.len() * width];
                 let mut keys = Vec::with_capacity(rows.len() * 16);
                 let mut ends = Vec::with_capacity(rows.len());
-                let mut scratch = record.scratch();
+                let mut block = Block::new(record.algorithm.sorted_maps());
                 let mut group_scratch = group_record.scratch();
-                let mut buffer = Vec::with_capacity(256);
-                for (row, digest) in rows.zip(digests.chunks_exact_mut(width)) {
-                    buffer.clear();
-                    record.encode_row(&columns.nodes, row, &mut buffer, &mut scratch);
-                    record.algorithm.hash_into(&buffer, digest);
+                for (b, digests) in digests.chunks_mut(BLOCK_ROWS * width).enumerate() {
+                    let first = rows.start + b * BLOCK_ROWS;
+                    block.positional(&columns.nodes, first, digests.len() / width);
+                    record.algorithm.hash_block(&block, digests);
+                }
+                for row in rows {
                     group_record.encode_row(&by_nodes, row, &mut keys, &mut group_scratch);
                     ends.push(keys.len());
                 }
@@ -259,5 +288,49 @@ impl GroupFingerprints {
             .par_iter()
             .map(|s| self.fingerprinter.finish(s))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fingerprinter(algorithm: &str) -> Fingerprinter {
+        Fingerprinter::new(&["id".into()], &[SparkType::Long], algorithm, None).unwrap()
+    }
+
+    #[test]
+    fn a_murmur3_state_is_the_count_and_the_wrapping_sum_of_the_row_hashes() {
+        let f = fingerprinter("murmur3");
+        let mut state = f.empty();
+        assert_eq!(state.sum_bytes(), Some([0; 16]));
+        let records: [&[u8]; 2] = [b"first record", b"second"];
+        let mut total = 0u128;
+        for record in records {
+            f.add_record(&mut state, record);
+            let mut digest = [0u8; 16];
+            Algorithm::Murmur3.hash_into(record, &mut digest);
+            total = total.wrapping_add(u128::from_le_bytes(digest));
+        }
+        assert_eq!(state.count(), 2);
+        assert_eq!(state.sum_bytes(), Some(total.to_le_bytes()));
+        assert_eq!(state.lane_bytes(), None);
+        assert_eq!(f.schema().len(), 16);
+    }
+
+    #[test]
+    fn an_lthash16_state_is_the_count_and_the_lanes_little_endian() {
+        let f = fingerprinter("lthash16");
+        let mut state = f.empty();
+        f.add_record(&mut state, b"a record");
+        let mut digest = [0u8; 32];
+        Algorithm::Sha256.hash_into(b"a record", &mut digest);
+        let mut lanes = Lanes::new();
+        lanes.add_element(&digest);
+        let expected: Vec<u8> = lanes.lanes().iter().flat_map(|l| l.to_le_bytes()).collect();
+        assert_eq!(state.count(), 1);
+        assert_eq!(state.lane_bytes(), Some(expected));
+        assert_eq!(state.sum_bytes(), None);
+        assert_eq!(f.schema().len(), 32);
     }
 }

@@ -6,6 +6,7 @@
 //! current rayon pool.
 
 pub mod algorithm;
+pub mod block;
 pub mod case;
 pub mod column;
 pub mod columns;

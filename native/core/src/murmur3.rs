@@ -47,16 +47,33 @@ fn block(h1: &mut u64, h2: &mut u64, chunk: &[u8]) {
         .wrapping_add(0x3849_5ab5);
 }
 
+/// The little-endian value of up to 8 bytes, by overlapping loads rather than a copy into a padded block.
+#[inline(always)]
+fn load_tail(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    debug_assert!(n <= 8);
+    if n >= 4 {
+        // Two 4-byte loads that overlap where n < 8; the shared bytes are equal, so OR joins them.
+        let low = u64::from(u32::from_le_bytes(bytes[..4].try_into().unwrap()));
+        let high = u64::from(u32::from_le_bytes(bytes[n - 4..].try_into().unwrap()));
+        low | (high << (8 * (n - 4)))
+    } else if n > 0 {
+        u64::from(bytes[0])
+            | (u64::from(bytes[n / 2]) << (8 * (n / 2)))
+            | (u64::from(bytes[n - 1]) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
 #[inline(always)]
 fn finish(mut h1: u64, mut h2: u64, tail: &[u8], len: u64) -> [u8; 16] {
     debug_assert!(tail.len() < 16);
-    let mut padded = [0u8; 16];
-    padded[..tail.len()].copy_from_slice(tail);
     if tail.len() > 8 {
-        h2 ^= mix_k2(u64::from_le_bytes(padded[8..].try_into().unwrap()));
-    }
-    if !tail.is_empty() {
-        h1 ^= mix_k1(u64::from_le_bytes(padded[..8].try_into().unwrap()));
+        h2 ^= mix_k2(load_tail(&tail[8..]));
+        h1 ^= mix_k1(u64::from_le_bytes(tail[..8].try_into().unwrap()));
+    } else if !tail.is_empty() {
+        h1 ^= mix_k1(load_tail(tail));
     }
     h1 ^= len;
     h2 ^= len;
@@ -73,7 +90,7 @@ fn finish(mut h1: u64, mut h2: u64, tail: &[u8], len: u64) -> [u8; 16] {
 }
 
 /// The 16-byte MurmurHash3 x64 128 digest of `data` under `seed` (zero-extended into `h1` and `h2`).
-#[inline]
+#[inline(always)]
 pub fn murmur3_x64_128(data: &[u8], seed: u32) -> [u8; 16] {
     let (mut h1, mut h2) = (u64::from(seed), u64::from(seed));
     let mut blocks = data.chunks_exact(16);

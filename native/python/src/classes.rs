@@ -11,7 +11,7 @@ use hashexpr_core::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyBytes, PyCapsule};
 
 use crate::capsule::{export_array, import_batch, import_schema};
 use crate::{value_error, Pool};
@@ -123,12 +123,38 @@ fn algorithm(name: &str, key: Option<&[u8]>) -> PyResult<Algorithm> {
     Algorithm::new(name, key).map_err(value_error)
 }
 
+/// Batches are hashed once this many rows of them are waiting (or at the end): one trip into the thread pool,
+/// with the GIL released, for many small batches rather than one each.
+const PENDING_ROWS: usize = 65_536;
+
+/// Record batches waiting to be hashed, checked against the schema.
+#[derive(Default)]
+struct Pending {
+    batches: Vec<Vec<ArrayRef>>,
+    rows: usize,
+}
+
+impl Pending {
+    /// Adds a batch; whether enough rows wait to be hashed.
+    fn push(&mut self, arrays: Vec<ArrayRef>) -> bool {
+        self.rows += arrays.first().map_or(0, |a| a.len());
+        self.batches.push(arrays);
+        self.rows >= PENDING_ROWS
+    }
+
+    fn take(&mut self) -> Vec<Vec<ArrayRef>> {
+        self.rows = 0;
+        std::mem::take(&mut self.batches)
+    }
+}
+
 /// Record hashes or keys of every row, one fixed-size binary array at the end.
 #[pyclass(module = "hashexpr._native")]
 pub struct Hasher {
     chosen: Chosen,
     record: Record,
     pool: Pool,
+    pending: Pending,
     digests: Vec<u8>,
     valid: Vec<bool>,
 }
@@ -189,34 +215,20 @@ impl Hasher {
             chosen,
             record,
             pool: Pool::new(threads)?,
+            pending: Pending::default(),
             digests: Vec::with_capacity(capacity * width),
             valid: Vec::with_capacity(capacity),
         })
     }
 
-    /// Hashes the rows of `batch` (anything with `__arrow_c_array__` that is a record batch).
+    /// Hashes the rows of `batch` (anything with `__arrow_c_array__` that is a record batch), now or with the
+    /// next batches.
     fn update(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (names, arrays) = self.chosen.columns(batch)?;
-        let Self {
-            record,
-            pool,
-            digests,
-            valid,
-            ..
-        } = self;
-        pool.run(py, || {
-            let columns = Columns::new(&names, &arrays).map_err(value_error)?;
-            let start = valid.len();
-            digests.resize((start + columns.len) * record.width(), 0);
-            valid.resize(start + columns.len, true);
-            record
-                .hash_batch(
-                    &columns,
-                    &mut digests[start * record.width()..],
-                    &mut valid[start..],
-                )
-                .map_err(value_error)
-        })
+        let (_, arrays) = self.chosen.columns(batch)?;
+        if self.pending.push(arrays) {
+            self.flush(py)?;
+        }
+        Ok(())
     }
 
     /// The hashes as the (schema, array) capsules of a fixed-size binary array; NULL where a key is NULL.
@@ -224,12 +236,44 @@ impl Hasher {
         &mut self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        self.flush(py)?;
         let digests = std::mem::take(&mut self.digests);
         let valid = std::mem::take(&mut self.valid);
         let nulls = valid.contains(&false).then(|| NullBuffer::from(valid));
         let array =
             FixedSizeBinaryArray::new(self.record.width() as i32, Buffer::from_vec(digests), nulls);
         export_array(py, &array)
+    }
+}
+
+impl Hasher {
+    /// Hashes the waiting batches, in order, in one trip into the pool.
+    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
+        let batches = self.pending.take();
+        let Self {
+            chosen,
+            record,
+            pool,
+            digests,
+            valid,
+            ..
+        } = self;
+        pool.run(py, || {
+            for arrays in &batches {
+                let columns = Columns::new(&chosen.names, arrays).map_err(value_error)?;
+                let start = valid.len();
+                digests.resize((start + columns.len) * record.width(), 0);
+                valid.resize(start + columns.len, true);
+                record
+                    .hash_batch(
+                        &columns,
+                        &mut digests[start * record.width()..],
+                        &mut valid[start..],
+                    )
+                    .map_err(value_error)?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -240,6 +284,7 @@ pub struct Fingerprint {
     fingerprinter: Fingerprinter,
     state: State,
     pool: Pool,
+    pending: Pending,
 }
 
 #[pymethods]
@@ -267,26 +312,66 @@ impl Fingerprint {
             fingerprinter,
             state,
             pool: Pool::new(threads)?,
+            pending: Pending::default(),
         })
     }
 
     fn update(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (names, arrays) = self.chosen.columns(batch)?;
+        let (_, arrays) = self.chosen.columns(batch)?;
+        if self.pending.push(arrays) {
+            self.flush(py)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, py: Python<'_>) -> PyResult<String> {
+        self.flush(py)?;
+        Ok(self.fingerprinter.finish(&self.state))
+    }
+
+    /// What the fingerprint is computed from: the row count, the sum (`murmur3`, 16 bytes) or the lanes
+    /// (`lthash16`, 2048 bytes), little-endian, and the schema digest; then the fingerprint.
+    #[allow(clippy::type_complexity)]
+    fn state<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        u64,
+        Option<Bound<'py, PyBytes>>,
+        Option<Bound<'py, PyBytes>>,
+        Bound<'py, PyBytes>,
+        String,
+    )> {
+        self.flush(py)?;
+        let state = &self.state;
+        Ok((
+            state.count(),
+            state.sum_bytes().map(|sum| PyBytes::new(py, &sum)),
+            state.lane_bytes().map(|lanes| PyBytes::new(py, &lanes)),
+            PyBytes::new(py, self.fingerprinter.schema()),
+            self.fingerprinter.finish(state),
+        ))
+    }
+}
+
+impl Fingerprint {
+    /// Adds the waiting batches' rows, in one trip into the pool.
+    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
+        let batches = self.pending.take();
         let Self {
+            chosen,
             fingerprinter,
             state,
             pool,
             ..
         } = self;
         pool.run(py, || {
-            let columns = Columns::new(&names, &arrays).map_err(value_error)?;
-            fingerprinter.update(state, &columns);
+            for arrays in &batches {
+                let columns = Columns::new(&chosen.names, arrays).map_err(value_error)?;
+                fingerprinter.update(state, &columns);
+            }
             Ok(())
         })
-    }
-
-    fn finish(&self) -> String {
-        self.fingerprinter.finish(&self.state)
     }
 }
 

@@ -15,6 +15,7 @@ from hashexpr.arrow.duckdb import register
 from hashexpr.arrow.functions import (
     FINGERPRINT_COLUMN,
     dataset_fingerprint,
+    fingerprint_state,
     fingerprints_by,
     record_hash,
     record_key,
@@ -24,6 +25,7 @@ from hashexpr.arrow.functions import (
 __all__ = [
     "FINGERPRINT_COLUMN",
     "dataset_fingerprint",
+    "fingerprint_state",
     "fingerprints_by",
     "record_hash",
     "record_key",

@@ -14,9 +14,11 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from hashexpr.arrow.engine import native
-from hashexpr.arrow.inputs import reader, resolve
+from hashexpr.arrow.inputs import read, resolve
 from hashexpr.arrow.options import check_threads, hashing
-from hashexpr.options import KeyOptions
+from hashexpr.arrow.plan import Input
+from hashexpr.fingerprint_state import FingerprintState
+from hashexpr.options import KeyOptions, check_secret_name
 
 #: The name of the fingerprint column that :func:`fingerprints_by` adds.
 FINGERPRINT_COLUMN = "fingerprint"
@@ -58,13 +60,14 @@ def _hash(
 ) -> pa.Array:
     algorithm, key_bytes = hashing(algorithm, hmac_key, function)
     threads = check_threads(threads, function)
-    batches, rows = reader(data, function)
-    positions = resolve(batches.schema, columns, function)
+    found = read(data, function)
+    positions = resolve(found.schema, columns, function)
     if not positions:
         raise ValueError(f"{function} needs at least one column")
+    batches = found.open(positions, function)
     with _named(function):
         hasher = native().Hasher(
-            batches.schema, positions, kind, algorithm, key_bytes, *key, threads, rows or 0
+            batches.schema, positions, kind, algorithm, key_bytes, *key, threads, found.rows or 0
         )
         for batch in batches:
             hasher.update(batch)
@@ -84,9 +87,13 @@ def record_hash(
 
     Parameters
     ----------
-    data : Arrow data
-        A pyarrow Table, RecordBatch, RecordBatchReader, dataset or scanner, a pandas or Polars DataFrame, a
-        DuckDB relation, or anything with ``__arrow_c_stream__``.
+    data : Arrow data or a path
+        A pyarrow Table, RecordBatch, RecordBatchReader, ``ParquetFile``, dataset or scanner, a pandas or Polars
+        DataFrame (a pandas index as ``to_parquet`` writes it), a DuckDB relation, anything with
+        ``__arrow_c_stream__``, or the path of a Parquet file or directory, read as ``spark.read.parquet`` reads
+        it (``docs/ARROW.md``). A column whose Spark type the engine cannot be sure of (a naive
+        ``timestamp[ns]`` of unknown origin, INT96 read in nanoseconds, a collated string in Spark's footer
+        schema, ...) is refused with a ``ValueError`` naming it and the fix.
     columns : str or sequence of str, optional
         The columns to hash, in this order (default: every column, as ``record_hash(*)``). A name matches a
         column exactly, or else ignoring case.
@@ -228,13 +235,87 @@ def dataset_fingerprint(
     function = "dataset_fingerprint"
     algorithm, key_bytes = hashing(algorithm, hmac_key, function, ("murmur3", "lthash16"))
     threads = check_threads(threads, function)
-    batches, _ = reader(data, function)
-    positions = resolve(batches.schema, columns, function)
+    found = read(data, function)
+    positions = resolve(found.schema, columns, function)
+    batches = found.open(positions, function)
     with _named(function):
         fingerprint = native().Fingerprint(batches.schema, positions, algorithm, key_bytes, threads)
         for batch in batches:
             fingerprint.update(batch)
         return fingerprint.finish()
+
+
+def fingerprint_state(
+    data: Any,
+    columns: Columns = None,
+    *,
+    algorithm: Literal["murmur3", "lthash16"] = "murmur3",
+    hmac_key: bytes | str | None = None,
+    secret: str | None = None,
+    threads: int | None = None,
+) -> FingerprintState:
+    """Return what :func:`dataset_fingerprint` is computed from: the state Spark's ``hx.fingerprint_state`` gives
+    the same data, with the same JSON.
+
+    States add and subtract as the multisets of their rows do, whichever engine made them: a state computed in
+    Spark, plus the state of the rows inserted and minus that of the rows deleted (Arrow batches, here), is the
+    state of the changed table, and the other way round (``docs/FINGERPRINTS.md``).
+
+    Parameters
+    ----------
+    data : Arrow data
+        As for :func:`record_hash`.
+    columns : str or sequence of str, optional
+        The columns (default: every column).
+    algorithm : {'murmur3', 'lthash16'}, optional
+        As for :func:`dataset_fingerprint`.
+    hmac_key : bytes or str, optional
+        With ``'lthash16'``: rows are hashed with HMAC-SHA-256 under this key; then ``secret`` is required.
+    secret : str, optional
+        The name of the secret whose value is ``hmac_key`` (Spark's ``spark.hashexpr.secret.<name>``): a keyed
+        state records this name, never the key, so that it combines with Spark's states of that secret.
+    threads : int, optional
+        Threads to hash on (default: every core).
+
+    Returns
+    -------
+    :class:`hashexpr.FingerprintState`
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from hashexpr import arrow as hxa
+    >>> a = pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+    >>> state = hxa.fingerprint_state(a)
+    >>> state.fingerprint == hxa.dataset_fingerprint(a), state.count, state.columns
+    (True, 3, (('id', 'bigint'),))
+    >>> (state - hxa.fingerprint_state(a.slice(2))).fingerprint == hxa.dataset_fingerprint(a.slice(0, 2))
+    True
+    """
+    function = "fingerprint_state"
+    algorithm, key_bytes = hashing(algorithm, hmac_key, function, ("murmur3", "lthash16"))
+    if (key_bytes is None) != (secret is None):
+        raise ValueError(
+            f"{function}: a keyed state records its secret's name, never the key: pass hmac_key together with "
+            "secret=NAME, the name Spark holds the same key under (spark.hashexpr.secret.NAME)"
+        )
+    if secret is not None:
+        check_secret_name(secret, function)
+    threads = check_threads(threads, function)
+    found = read(data, function)
+    positions = resolve(found.schema, columns, function)
+    batches = found.open(positions, function)
+    with _named(function):
+        fingerprint = native().Fingerprint(batches.schema, positions, algorithm, key_bytes, threads)
+        for batch in batches:
+            fingerprint.update(batch)
+        count, total, lanes, schema, expected = fingerprint.state()
+        types = native().spark_types(pa.schema([batches.schema.field(i) for i in positions]))
+    state = FingerprintState.from_parts(algorithm, types, schema, count, total, lanes, secret)
+    if state.fingerprint != expected:
+        # The columns' type strings must give the engine's schema digest: never a state of another fingerprint.
+        raise ValueError(f"{function}: the columns {types} do not give the schema digest the engine computed")
+    return state
 
 
 def fingerprints_by(
@@ -284,9 +365,10 @@ def fingerprints_by(
         )
     algorithm, key_bytes = hashing(algorithm, hmac_key, function, ("murmur3", "lthash16"))
     threads = check_threads(threads, function)
-    batches, _ = reader(data, function)
+    found = read(data, function)
+    grouping = resolve(found.schema, by, function, "grouping column")
+    batches = found.open(None, function)
     positions = list(range(len(batches.schema)))
-    grouping = resolve(batches.schema, by, function, "grouping column")
     group_schema = pa.schema([batches.schema.field(i) for i in grouping])
     firsts = []
     with _named(function):
@@ -305,18 +387,27 @@ def fingerprints_by(
 def spark_types(data: Any) -> list[tuple[str, str]]:
     """Return each column's name and the Spark type it hashes as (its text in the fingerprint's schema).
 
+    ``data`` is anything :func:`record_hash` takes, or a :class:`pyarrow.Schema` (its metadata may hold Spark's
+    footer schema); nothing is read but the schema (and, for Parquet files, their footers).
+
     Raises
     ------
     ValueError
-        Naming the first column whose Arrow type Spark has no type for.
+        Naming the first column whose Arrow type Spark has no type for, or that the engine refuses.
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> from hashexpr import arrow as hxa
-    >>> hxa.spark_types(pa.schema({"n": pa.uint64(), "t": pa.timestamp("ms")}))
-    [('n', 'decimal(20,0)'), ('t', 'timestamp_ntz')]
+    >>> hxa.spark_types(pa.schema({"n": pa.uint64(), "t": pa.timestamp("ms"), "d": pa.duration("s")}))
+    [('n', 'decimal(20,0)'), ('t', 'timestamp_ntz'), ('d', 'bigint')]
+    >>> hxa.spark_types(pa.schema({"t": pa.timestamp("ns")}))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: spark_types: column 't': it is a timestamp[ns] without a time zone, whose Spark type the data ...
     """
-    schema = data if isinstance(data, pa.Schema) else reader(data, "spark_types")[0].schema
-    with _named("spark_types"):
+    function = "spark_types"
+    found = Input.of(data, [], 0, "the data") if isinstance(data, pa.Schema) else read(data, function)
+    schema = found.open(None, function).schema
+    with _named(function):
         return [tuple(pair) for pair in native().spark_types(schema)]

@@ -1,51 +1,122 @@
-"""What ``hashexpr.arrow`` takes as data: anything that exports Arrow, as a stream of record batches."""
+"""What ``hashexpr.arrow`` takes as data: anything that exports Arrow, or Parquet files, as a stream of batches.
+
+Every input becomes an :class:`~hashexpr.arrow.plan.Input`: its batches and each column's plan, so that every
+column hashes as Spark reads the same data from Parquet (``docs/ARROW.md``). Parquet files, pyarrow datasets,
+``ParquetFile`` and scanners show the engine their Parquet types (:mod:`hashexpr.arrow.paths`,
+:mod:`hashexpr.arrow.parquet`); other data
+shows its Arrow types and, when it was read from a file Spark wrote, Spark's schema in its metadata.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
+from hashexpr.arrow import parquet, paths
+from hashexpr.arrow.plan import Input
 from hashexpr.names import Resolver
 
 
-def reader(data: Any, function: str) -> tuple[pa.RecordBatchReader, int | None]:
-    """Return ``data`` as a record batch reader, and its row count when known without reading it.
+def read(data: Any, function: str) -> Input:
+    """Return ``data`` as the engine's input.
 
-    A pyarrow Table keeps its chunks; a pandas DataFrame goes through :meth:`pyarrow.Table.from_pandas` without
-    its index, as ``DataFrame.to_parquet`` writes it; a pyarrow dataset or scanner, a DuckDB relation and
-    anything with ``__arrow_c_stream__`` (Polars, ...) is read batch by batch.
+    A path (``str`` or ``os.PathLike``) is a Parquet file or a directory of them, read as ``spark.read.parquet``
+    reads it; a ``pyarrow.parquet.ParquetFile``, a pyarrow dataset or scanner is read with its Parquet types; a
+    pyarrow Table keeps its chunks; a pandas DataFrame goes through :meth:`pyarrow.Table.from_pandas` as
+    ``DataFrame.to_parquet`` writes it (a ``RangeIndex`` is not written, any other index is, as columns after
+    the others); a DuckDB relation and anything with ``__arrow_c_stream__`` (Polars, ...) is read batch by batch.
     """
+    if isinstance(data, Input):
+        return data
     if isinstance(data, pa.Table):
-        return data.to_reader(), data.num_rows
+        return Input.of(data.schema, data.to_batches(), data.num_rows, "the data")
     if isinstance(data, pa.RecordBatch):
-        return pa.RecordBatchReader.from_batches(data.schema, [data]), data.num_rows
+        return Input.of(data.schema, [data], data.num_rows, "the data")
     if isinstance(data, pa.RecordBatchReader):
-        return data, None
+        return Input.of(data.schema, data, None, "the data")
+    if isinstance(data, (str, os.PathLike, pq.ParquetFile, ds.Dataset, ds.Scanner)):
+        try:
+            return _parquet(data, function)
+        except (ValueError, FileNotFoundError) as error:
+            if str(error).startswith(f"{function}:"):
+                raise
+            raise type(error)(f"{function}: {error}") from None
     module = type(data).__module__.split(".")[0]
     if module == "pandas":
-        table = pa.Table.from_pandas(data, preserve_index=False)
-        return table.to_reader(), table.num_rows
-    if module == "polars" and hasattr(data, "collect"):
-        data = data.collect()
+        # preserve_index=None is DataFrame.to_parquet's: a RangeIndex is metadata only, any other index columns.
+        table = pa.Table.from_pandas(data, preserve_index=None)
+        return Input.of(table.schema, table.to_batches(), table.num_rows, "the DataFrame")
+    if module == "polars":
+        _check_polars(data, function)
+        if hasattr(data, "collect"):
+            data = data.collect()
     if hasattr(data, "scanner") and hasattr(data, "count_rows"):
-        return data.scanner().to_reader(), None
-    if hasattr(data, "to_reader"):
-        return data.to_reader(), None
-    if hasattr(data, "to_arrow_reader"):
-        return data.to_arrow_reader(), None
-    if hasattr(data, "fetch_record_batch"):
-        return data.fetch_record_batch(), None
-    if hasattr(data, "__arrow_c_stream__"):
-        return pa.RecordBatchReader.from_stream(data), None
-    if hasattr(data, "__arrow_c_array__"):
+        batches = data.scanner().to_reader()
+    elif hasattr(data, "to_reader"):
+        batches = data.to_reader()
+    elif hasattr(data, "to_arrow_reader"):
+        batches = data.to_arrow_reader()
+    elif hasattr(data, "fetch_record_batch"):
+        batches = data.fetch_record_batch()
+    elif hasattr(data, "__arrow_c_stream__"):
+        batches = pa.RecordBatchReader.from_stream(data)
+    elif hasattr(data, "__arrow_c_array__"):
         batch = pa.record_batch(data)
-        return pa.RecordBatchReader.from_batches(batch.schema, [batch]), batch.num_rows
-    raise TypeError(
-        f"{function}: expected Arrow data (a pyarrow Table, RecordBatch, RecordBatchReader or dataset, a pandas "
-        f"or Polars DataFrame, a DuckDB relation, or anything with __arrow_c_stream__), got {type(data).__name__}"
-    )
+        return Input.of(batch.schema, [batch], batch.num_rows, "the data")
+    else:
+        raise TypeError(
+            f"{function}: expected Arrow data (a pyarrow Table, RecordBatch, RecordBatchReader, dataset or scanner, "
+            "a pandas or Polars DataFrame, a DuckDB relation, anything with __arrow_c_stream__) or the path of "
+            f"Parquet files, got {type(data).__name__}"
+        )
+    return Input.of(batches.schema, batches, None, "the data")
+
+
+def _parquet(data: Any, function: str) -> Input:
+    if isinstance(data, pq.ParquetFile):
+        return parquet.from_parquet_file(data)
+    if isinstance(data, ds.Dataset):
+        return parquet.from_dataset(data, function)
+    if isinstance(data, ds.Scanner):
+        return parquet.from_scanner(data, function)
+    return paths.from_path(data)
+
+
+def reader(data: Any, function: str) -> tuple[pa.RecordBatchReader, int | None]:
+    """Return ``data`` as a record batch reader as the engine takes it, and its row count when known without
+    reading it; a column the engine cannot hash as Spark keeps its Arrow type (the engine refuses it)."""
+    found = read(data, function)
+    return found.unchecked(), found.rows
+
+
+_POLARS_REFUSED = {
+    "Int128": "Polars writes no Parquet for it and Spark has no 128-bit integer; cast it to pl.Decimal(38, 0)",
+    "UInt128": "Polars writes no Parquet for it and Spark has no 128-bit integer; cast it to pl.Decimal(38, 0)",
+    "Object": "it holds Python objects, which have no Arrow form; cast it to a Polars type",
+}
+
+
+def _check_polars(frame: Any, function: str) -> None:
+    """Polars types that Arrow cannot take, refused naming the column (Polars' own error names none)."""
+    schema = frame.collect_schema() if hasattr(frame, "collect_schema") else frame.schema
+    for name, dtype in schema.items():
+        for kind, fix in _POLARS_REFUSED.items():
+            if _has_polars_type(dtype, kind):
+                raise ValueError(f"{function}: column {name!r} is of the Polars type {dtype}: {fix}")
+
+
+def _has_polars_type(dtype: Any, kind: str) -> bool:
+    if type(dtype).__name__ == kind or str(dtype) == kind:
+        return True
+    inner = getattr(dtype, "inner", None)
+    if inner is not None and _has_polars_type(inner, kind):
+        return True
+    return any(_has_polars_type(f.dtype, kind) for f in getattr(dtype, "fields", None) or [])
 
 
 def resolve(

@@ -74,12 +74,42 @@ def format_of_name(name: str) -> str | None:
     return _BY_EXTENSION.get(ext)
 
 
+def skipped(name: str) -> bool:
+    """Whether Spark leaves a file or directory of this name out of an input, as its file index does: names
+    starting with ``.`` (``.part-00000.crc``) or with ``_`` (``_SUCCESS``, ``_delta_log``) unless they hold a
+    ``=`` (a partition directory ``_k=v`` is read), and files being copied (``._COPYING_``).
+
+    Examples
+    --------
+    >>> skipped("_SUCCESS"), skipped(".part-0.crc"), skipped("_k=1"), skipped("part-0.parquet")
+    (True, True, False, False)
+    """
+    return name.startswith(".") or (name.startswith("_") and "=" not in name) or name.endswith("._COPYING_")
+
+
 def _format_of_directory(path: str) -> str | None:
-    """The format of the data files in a directory Spark wrote (``part-*.snappy.parquet``, ...)."""
-    # Spark's own markers (_SUCCESS, .part-00000.crc) say nothing about the format.
-    names = sorted(e.name for e in os.scandir(path) if e.is_file() and not e.name.startswith(("_", ".")))
-    found = {format_of_name(name) for name in names} - {None}
-    return found.pop() if len(found) == 1 else None
+    """The format of the data files in a directory Spark wrote (``part-*.snappy.parquet``, ...), at any depth
+    (a Hive-partitioned table's ``key=value/`` directories); a ValueError when it holds no data file, or files
+    of several formats."""
+    found: dict[str, list[str]] = {}
+    names = list(data_files(path))
+    for name in names:
+        fmt = format_of_name(name)
+        if fmt is not None:
+            found.setdefault(fmt, []).append(os.path.relpath(name, path))
+    if not names:
+        raise ValueError(
+            f"{path} holds no data files: nothing to read (files starting with _ or . are not data)"
+        )
+    if len(found) > 1:
+        listed = " and ".join(
+            f"{fmt} files ({files[0]}{', ...' if len(files) > 1 else ''})" for fmt, files in found.items()
+        )
+        raise ValueError(
+            f"cannot tell the format of {path}: it holds {listed}; name the one to read with --format, or "
+            "keep each format in a directory of its own"
+        )
+    return next(iter(found), None)
 
 
 def spark_path(path: str) -> str:
@@ -317,24 +347,102 @@ def check_content(path: str, fmt: str, options: Mapping[str, str] | None = None)
     if local is None or "{" in local or fmt not in FORMATS:
         return
     encoded = any(k.lower() in ("encoding", "charset") for k in (options or {}))
-    for name in _data_files(local):
+    for name in data_files(local):
         problem = _content_problem(name, fmt, encoded)
         if problem is not None:
             shown = path if os.path.abspath(name) == os.path.abspath(local) else name
             raise ValueError(f"{shown} is not {fmt.upper() if fmt != 'parquet' else 'Parquet'}: {problem}")
 
 
-def _data_files(local: str) -> Iterator[str]:
-    """The data files a local input reads: itself, a glob's matches, and the files under directories, leaving
-    out what Spark leaves out (names starting with ``_`` or ``.``: _SUCCESS, .crc files, _delta_log)."""
+def check_has_columns(path: str, fmt: str, options: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`ValueError` when a local input has no columns for Spark to read, before Spark starts.
+
+    Spark reads such an input as a table without columns (or fails to infer its schema), and the command
+    would fail later, after Spark started, with a message about its own query. An input has no columns when
+    it holds no data file; when every data file of a CSV or JSON input is empty or holds only whitespace
+    (Spark skips lines of spaces: not even a header); when every Parquet file has a schema without columns.
+    Compressed text, text in another encoding (``--option encoding=...``) and remote paths are left to Spark.
+    Call it only when no schema is given: with one, Spark reads such an input as a table without rows.
+
+    Parameters
+    ----------
+    path : str
+        The input: a file, a directory or a glob.
+    fmt : str
+        The format it is read as, one of :data:`FORMATS`.
+    options : mapping of str to str, optional
+        The reader's options.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> empty = pathlib.Path(tempfile.mkdtemp()) / "airports.csv"
+    >>> _ = empty.write_text("\\n")
+    >>> check_has_columns(str(empty), "csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: .../airports.csv is empty: it has no columns (not even a header line); ...
+    """
+    local = local_path(path)
+    if local is None or "{" in local or fmt not in FORMATS:
+        return
+    names = list(data_files(local))
+    if not names:
+        raise ValueError(
+            f"{path} holds no data files: nothing to read (files starting with _ or . are not data)"
+        )
+    if fmt in ("csv", "json"):
+        encoded = any(k.lower() in ("encoding", "charset") for k in (options or {}))
+        if encoded or any(_compressed(n) for n in names) or not all(map(_blank, names)):
+            return
+        what = "not even a header line" if fmt == "csv" else "not one JSON object"
+        raise ValueError(
+            f"{path} is empty: it has no columns ({what}); with --schema DDL it is read as a table without rows"
+        )
+    if fmt == "parquet" and all(map(_no_columns, names)):
+        raise ValueError(
+            f"{path} has no columns: its Parquet schema is empty; with --schema DDL it is read as a table "
+            "without rows"
+        )
+
+
+def _blank(name: str) -> bool:
+    """Whether a text file holds nothing but spaces and line breaks, which Spark skips."""
+    try:
+        with open(name, "rb") as f:
+            while chunk := f.read(_TEXT_SAMPLE):
+                if chunk.translate(None, _WHITESPACE):
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+# Spark skips lines of spaces alone (a tab is a value to it: a CSV header of one column named "\t").
+_WHITESPACE = b" \r\n"
+
+
+def _no_columns(name: str) -> bool:
+    """Whether a Parquet file's schema has no columns (False when it cannot be read: Spark says why)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return len(pq.read_schema(name)) == 0
+    except Exception:  # noqa: BLE001 - an unreadable footer is Spark's to report
+        return False
+
+
+def data_files(local: str) -> Iterator[str]:
+    """The data files a local input reads: itself, a glob's matches, and the files under directories at any
+    depth, leaving out what Spark leaves out (:func:`skipped`: _SUCCESS, .crc files, _delta_log)."""
     matches = sorted(glob.glob(local)) if any(c in local for c in "*?[") else [local]
     for match in matches:
         if not os.path.isdir(match):
             yield match
             continue
         for folder, dirs, files in os.walk(match):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
-            yield from (os.path.join(folder, f) for f in sorted(files) if not f.startswith(("_", ".")))
+            dirs[:] = sorted(d for d in dirs if not skipped(d))
+            yield from (os.path.join(folder, f) for f in sorted(files) if not skipped(f))
 
 
 def _content_problem(name: str, fmt: str, encoded: bool) -> str | None:
@@ -350,6 +458,8 @@ def _content_problem(name: str, fmt: str, encoded: bool) -> str | None:
     except OSError as error:
         return f"it cannot be read ({error.strerror})"
     magic = _MAGIC.get(fmt)
+    if magic is not None and not head:
+        return "it is empty (0 bytes)"
     if magic is not None:
         if fmt == "parquet" and not (head.startswith(magic) and tail == magic):
             return f"it does not start and end with PAR1, Parquet's magic bytes{_known(head)}"

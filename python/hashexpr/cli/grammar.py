@@ -27,6 +27,8 @@ from hashexpr.options import KeyOptions, hash_options, parse_key_options
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from hashexpr.cli.arrow import Files
+
 
 def common_options() -> argparse.ArgumentParser:
     """The options of every subcommand that starts Spark, as a parent parser."""
@@ -165,14 +167,12 @@ def add_engine(parser: argparse.ArgumentParser) -> None:
         "--engine",
         choices=("auto", "spark", "arrow"),
         default="auto",
-        help="arrow: hashexpr.arrow, no JVM, for local Parquet files whose every type it hashes; spark: an embedded "
-        "Spark; auto (default): arrow where its result is Spark's, else spark",
+        help="arrow: hashexpr.arrow, no JVM, for local Parquet files whose every type it hashes; spark: an "
+        "embedded Spark; auto (default): arrow where its result is Spark's, else spark",
     )
 
 
-def arrow_paths(
-    args: argparse.Namespace, src: hinputs.Source, out_fmt: str | None = None
-) -> list[str] | None:
+def arrow_paths(args: argparse.Namespace, src: hinputs.Source, out_fmt: str | None = None) -> Files | None:
     """The Parquet files the Arrow engine reads for this run, or ``None`` when Spark runs it."""
     if args.engine == "spark":
         return None
@@ -182,9 +182,15 @@ def arrow_paths(
     try:
         return cli_arrow.eligibility(args, src, out_fmt)
     except cli_arrow.Ineligible as why:
-        if args.engine == "arrow":
-            raise ValueError(f"--engine arrow cannot run this: {why}; use --engine spark or auto") from None
+        fall_back(args, why)
         return None
+
+
+def fall_back(args: argparse.Namespace, why: Exception) -> None:
+    """Leave a run the Arrow engine cannot compute as Spark would to Spark, unless ``--engine arrow`` asked for
+    the engine: then a ValueError with the reason."""
+    if args.engine == "arrow":
+        raise ValueError(f"--engine arrow cannot run this: {why}; use --engine spark or auto") from None
 
 
 def arrow_hashing(args: argparse.Namespace, hashing: dict[str, Any]) -> dict[str, Any]:

@@ -186,6 +186,8 @@ def source(
         require_library(chosen, path, available)
     else:
         hformats.check_content(path, chosen, options)
+        if schema is None:
+            hformats.check_has_columns(path, chosen, options)
     if (version is not None or timestamp is not None) and chosen != "delta":
         raise ValueError(f"--version and --timestamp are for Delta tables; {path} is {chosen}")
     return Source(

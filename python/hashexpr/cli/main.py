@@ -26,6 +26,7 @@ from hashexpr.cli.commands.diff import add_diff
 from hashexpr.cli.commands.fingerprint import add_fingerprint
 from hashexpr.cli.commands.hash import add_hash
 from hashexpr.cli.commands.jar import add_jar
+from hashexpr.cli.commands.reconcile import add_reconcile
 from hashexpr.cli.commands.sql import add_sql
 from hashexpr.cli.grammar import common_options
 from hashexpr.cli.outcome import EXIT_SPARK, EXIT_USAGE, Outcome
@@ -201,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_diff(commands, common)
     add_collisions(commands, common)
     add_sql(commands)
+    add_reconcile(commands)
     return parser
 
 

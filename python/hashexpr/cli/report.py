@@ -7,7 +7,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from hashexpr.cli.outcome import Outcome
 from hashexpr.cli.session import PROG
+
+#: The engines a command runs on: ``hashexpr.arrow`` (no JVM) or Spark.
+ARROW, SPARK = "arrow", "spark"
 
 
 def text(value: object) -> str:
@@ -57,6 +61,14 @@ def preview(names: Sequence[str], limit: int = 10) -> str:
 def count(n: int, noun: str) -> str:
     """``1 duplicate``, ``2 duplicates``."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def ran_on(outcome: Outcome, engine: str) -> Outcome:
+    """``outcome`` with the engine that computed it, in the summary (its last line before the time) and in
+    ``--json``."""
+    outcome.summary.append(("engine", engine))
+    outcome.report["engine"] = engine
+    return outcome
 
 
 def error(message: str) -> None:

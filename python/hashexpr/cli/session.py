@@ -60,6 +60,11 @@ _PYTHON_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger", "py4j
 #: Where a command's Spark runs unless --master says otherwise: embedded, on every core.
 DEFAULT_MASTER = "local[*]"
 
+#: SQL settings every command runs with unless a --conf says otherwise: Parquet timestamps are written as
+#: TIMESTAMP_MICROS, as the Arrow engine writes them, rather than Spark's default INT96, which other readers
+#: take for a time without a time zone (or, in nanoseconds, wrap outside 1677-2262).
+COMMAND_SETTINGS = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+
 
 def check_master(master: str) -> str:
     """Return ``master`` when Spark accepts its form; otherwise raise a :class:`ValueError` saying what does.
@@ -144,10 +149,10 @@ def given_session(
 ) -> Iterator[SparkSession]:
     """Run one command in a session the caller started: the ``--conf`` settings it can take hold for the command.
 
-    A setting the session already has is left as it is; one that a running session takes (SQL settings) is set
-    and restored afterwards; one only a new Spark takes (``--master``, ``spark.driver.*``, ``spark.jars.*``,
-    a secret the session was not started with) is refused, naming it. A table format needs its library in the
-    session (Delta's extension).
+    A setting the session already has is left as it is; one that a running session takes (SQL settings, and
+    :data:`COMMAND_SETTINGS` unless ``conf`` sets them) is set and restored afterwards; one only a new Spark
+    takes (``--master``, ``spark.driver.*``, ``spark.jars.*``, a secret the session was not started with) is
+    refused, naming it. A table format needs its library in the session (Delta's extension).
 
     Parameters
     ----------
@@ -170,7 +175,7 @@ def given_session(
     levels = {name: _logger(name).level for name in _PYTHON_LOGGERS}
     quiet_python_loggers(verbose)
     try:
-        for key, value in conf:
+        for key, value in [*COMMAND_SETTINGS.items(), *conf]:
             current = spark.conf.get(key, None)
             if current == value:
                 continue
@@ -236,6 +241,7 @@ def _start(
         "spark.ui.enabled": "false",
         # The progress bar redraws one line with carriage returns: useful on a terminal, noise in a log file.
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
+        **COMMAND_SETTINGS,
         **user,
     }
     for key, value in settings.items():

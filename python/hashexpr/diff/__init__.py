@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hashexpr.diff.aggregate import aggregated, change_types
 from hashexpr.diff.buckets import bucket_pass, counts
 from hashexpr.diff.inputs import checked
 from hashexpr.diff.join import compared
@@ -181,8 +182,8 @@ def diff(
         The hash of keys, rows and columns (see :func:`~hashexpr.record_hash`; stored hashes must have been
         written with the same). With ``'sha256'`` or ``'hmac-sha256'`` nobody can craft a changed row whose
         hash stays the same; there is no bucket pre-filter then (it compares sums of hashes), so every row is
-        joined. Rows of a key that occurs more than once are compared as a multiset by sums of 64-bit hashes
-        of their row hashes, which guards against accidents only.
+        joined. Rows of a key that occurs more than once are compared as a multiset by sums of their row hashes
+        (or of 64-bit hashes of them), which guards against accidents only.
     secret : str, optional
         With ``'hmac-sha256'``: the name of the Spark conf ``spark.hashexpr.secret.<name>`` holding the key.
 
@@ -222,8 +223,10 @@ def diff(
     include_values = flag(include_values, "include_values", "diff")
     changed_columns = flag(changed_columns, "changed_columns", "diff")
     # Without changed columns nothing needs the values of the rows near a change, so one pass over the hashes
-    # finds every change at the cost of a join on the key; the bucket pass pays for itself only where it spares
-    # the values join most rows.
+    # finds every change at the cost of a shuffle by key (an aggregate per key where the key columns are matched
+    # themselves, else a join); the bucket pass pays for itself only where it spares the values join most rows.
+    if not changed_columns and aggregated(spec, include_values):
+        return change_types(spec, include_unchanged)
     one_pass = include_unchanged or not (changed_columns or include_values) or spec.algorithm != "murmur3"
     plan = None if one_pass else bucket_pass(spec)
     return compared(spec, plan, include_values, changed_columns, include_unchanged)

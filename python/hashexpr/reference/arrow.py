@@ -133,15 +133,19 @@ def fingerprint_arrow(
 def fingerprint_pandas(df: pandas.DataFrame, types: Sequence[DataType] | None = None) -> str:
     """
     Returns the fingerprint of a pandas DataFrame, as Spark's ``dataset_fingerprint(*)`` computes it
-    over ``df.to_parquet(path, index=False, coerce_timestamps="us")`` read back with
-    ``spark.read.parquet(path)`` (Spark reads no nanosecond timestamps, which pandas writes by default).
+    over ``df.to_parquet(path, coerce_timestamps="us")`` read back with ``spark.read.parquet(path)``
+    (Spark reads no nanosecond timestamps, which pandas writes by default).
 
-    The frame is converted with :meth:`pyarrow.Table.from_pandas` without its index, as
-    ``to_parquet`` does, and fingerprinted with :func:`fingerprint_arrow`: so ``NaN`` in a float
-    column and ``None``/``NaT`` are ``NULL``, a categorical column is its values' type, and an
-    object column holding only ``None`` is an all-``NULL`` ``INT`` column, as Spark reads it.
-    ``spark.createDataFrame(df)`` can infer other types (it makes naive ``datetime64`` columns
-    ``TIMESTAMP`` rather than ``TIMESTAMP_NTZ``); pass ``types`` to fingerprint such a frame.
+    The frame is converted with :meth:`pyarrow.Table.from_pandas` as ``to_parquet`` converts it
+    (``preserve_index=None``): a ``RangeIndex`` is not written, whatever its name, start or step;
+    any other index (one left by filtering or sorting, a named, string, datetime or categorical
+    index, each level of a ``MultiIndex``) is, as columns after the frame's, named by the index's
+    names or ``__index_level_<i>__``. Then it is fingerprinted with :func:`fingerprint_arrow`: so
+    ``NaN`` in a float column and ``None``/``NaT`` are ``NULL``, a categorical column is its values'
+    type, and an object column holding only ``None`` is an all-``NULL`` ``INT`` column, as Spark reads
+    it. ``spark.createDataFrame(df)`` can infer other types (it makes naive ``datetime64`` columns
+    ``TIMESTAMP`` rather than ``TIMESTAMP_NTZ``, and drops the index); pass ``types`` to fingerprint
+    such a frame (one per column of the converted frame, index columns included).
 
     Parameters
     ----------
@@ -162,10 +166,13 @@ def fingerprint_pandas(df: pandas.DataFrame, types: Sequence[DataType] | None = 
     >>> fingerprint_pandas(df) == dataset_fingerprint([(1, 0.5), (2, None)], ["id", "x"],
     ...                                               [LongType(), DoubleType()])
     True
+    >>> fingerprint_pandas(df.iloc[[1]]) == dataset_fingerprint([(2, None, 1)], ["id", "x", "__index_level_0__"],
+    ...                                                         [LongType(), DoubleType(), LongType()])
+    True
     """
     import pyarrow as pa
 
-    return fingerprint_arrow(pa.Table.from_pandas(df, preserve_index=False), types)
+    return fingerprint_arrow(pa.Table.from_pandas(df, preserve_index=None), types)
 
 
 def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
@@ -179,9 +186,11 @@ def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
     a timestamp with a time zone: ``TIMESTAMP``; a timestamp without one: ``TIMESTAMP_NTZ`` (Parquet
     ``isAdjustedToUTC = false``, which Spark infers as ``TIMESTAMP_NTZ`` by default); every list
     type (list views too): ``ARRAY``; ``struct``: ``STRUCT``; ``map``: ``MAP``; a dictionary: its values' type;
-    ``null``: ``INT`` (Spark reads an all-``NULL`` Parquet column as ``INT``). Nullability is
-    carried over. Other types (``float16``, ``time32``, ``time64``, ``duration``, intervals,
-    unions, extension types, decimals above precision 38) raise :class:`ValueError`.
+    ``null``: ``INT`` (Spark reads an all-``NULL`` Parquet column as ``INT``); ``duration``:
+    ``BIGINT`` (its count of units, the ``INT64`` pyarrow writes); the ``arrow.json`` extension:
+    ``STRING`` (Spark reads the Parquet ``JSON`` type so). Nullability is carried over. Other types
+    (``float16``, ``time32``, ``time64``, intervals, unions, other extension types, decimals above
+    precision 38) raise :class:`ValueError`.
 
     pyarrow reads a Parquet ``INT96`` timestamp (Spark's ``spark.sql.parquet.outputTimestampType=INT96``,
     Hive, Impala) as ``timestamp[ns]`` without a time zone, which this function maps to
@@ -217,7 +226,8 @@ def spark_types_of_parquet(schema: pyarrow.parquet.ParquetSchema) -> list[DataTy
 
     Each column's type is :func:`spark_type_of_arrow` of the Arrow type pyarrow reads, except that
     timestamps stored as ``INT96`` are ``TIMESTAMP``, as Spark reads them (pyarrow reads them as
-    ``timestamp[ns]`` without a time zone, which alone would say ``TIMESTAMP_NTZ``), at any depth.
+    ``timestamp[ns]`` without a time zone, which alone would say ``TIMESTAMP_NTZ``), at any depth, and
+    that a ``TIMESTAMP(NANOS)`` column, which Spark cannot read, raises :class:`ValueError`.
 
     Parameters
     ----------
@@ -243,7 +253,7 @@ def spark_types_of_parquet(schema: pyarrow.parquet.ParquetSchema) -> list[DataTy
     ['timestamp_ntz', 'array<timestamp_ntz>']
     """
     # pyarrow lists a Parquet schema's leaf columns depth first, the order of the Arrow type's leaves.
-    leaves = iter([schema.column(i).physical_type for i in range(len(schema))])
+    leaves = iter([_leaf(schema.column(i)) for i in range(len(schema))])
     types = []
     for field in schema.to_arrow_schema():
         try:
@@ -253,11 +263,23 @@ def spark_types_of_parquet(schema: pyarrow.parquet.ParquetSchema) -> list[DataTy
     return types
 
 
+def _leaf(column: Any) -> str:
+    """A Parquet leaf column as far as Spark reads it otherwise than pyarrow: ``INT96``, ``TIMESTAMP(NANOS)``."""
+    if column.physical_type == "INT96":
+        return "INT96"
+    logical = column.logical_type
+    if logical is not None and '"timeUnit":"nanoseconds"' in logical.to_json().replace(" ", ""):
+        return "TIMESTAMP(NANOS)"
+    return column.physical_type
+
+
 def _spark_type(arrow_type: pyarrow.DataType, leaves: Iterator[str] | None) -> DataType:
     """The Spark type of ``arrow_type``; ``leaves`` yields the Parquet physical type of each leaf, if known."""
     import pyarrow as pa
 
     types = pa.types
+    if isinstance(arrow_type, pa.BaseExtensionType) and arrow_type.extension_name == "arrow.json":
+        return _spark_type(arrow_type.storage_type, leaves)
     if types.is_dictionary(arrow_type):
         return _spark_type(arrow_type.value_type, leaves)
     if _is_list_type(arrow_type, types):
@@ -269,8 +291,12 @@ def _spark_type(arrow_type: pyarrow.DataType, leaves: Iterator[str] | None) -> D
     if types.is_struct(arrow_type):
         fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
         return StructType([StructField(f.name, _spark_type(f.type, leaves), f.nullable) for f in fields])
-    if leaves is not None and next(leaves) == "INT96" and types.is_timestamp(arrow_type):
-        return TimestampType()
+    leaf = next(leaves) if leaves is not None else None
+    if leaf is not None and types.is_timestamp(arrow_type):
+        if leaf == "INT96":
+            return TimestampType()
+        if leaf == "TIMESTAMP(NANOS)":
+            raise ValueError("Spark cannot read the Parquet type TIMESTAMP(NANOS) (PARQUET_TYPE_ILLEGAL)")
     for predicate, spark_type in _arrow_atomic_types(pa):
         if predicate(arrow_type):
             return spark_type
@@ -305,6 +331,7 @@ def _arrow_atomic_types(pa: Any) -> list[tuple[Callable[[Any], bool], DataType]]
         (types.is_uint16, IntegerType()),
         (types.is_uint32, LongType()),
         (types.is_uint64, DecimalType(20, 0)),
+        (types.is_duration, LongType()),
         (types.is_float32, FloatType()),
         (types.is_float64, DoubleType()),
         (lambda t: types.is_string(t) or types.is_large_string(t) or types.is_string_view(t), StringType()),
@@ -354,6 +381,10 @@ def _plain_type(arrow_type: pyarrow.DataType, pa: Any, micros: bool, nulls: bool
     ``nulls``, the null type by ``int8`` (all NULL).
     """
     types = pa.types
+    if types.is_duration(arrow_type):
+        return pa.int64()
+    if isinstance(arrow_type, pa.BaseExtensionType) and arrow_type.extension_name == "arrow.json":
+        return _plain_type(arrow_type.storage_type, pa, micros, nulls)
     if types.is_null(arrow_type) and nulls:
         # pyarrow (26 at least) casts a null child of a list or map to the null type as an array as long as
         # its parent, which breaks the offsets; an all-NULL int8 child reads back as the same Nones.

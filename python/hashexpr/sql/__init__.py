@@ -83,7 +83,11 @@ def record_hash(columns: Sequence[tuple[ColumnSpec, str | DataType]], *, dialect
     >>> digest == reference.record_hash([1, "a"], [LongType(), StringType()], algorithm="sha256")
     True
     """
-    engine = _dialect(dialect, "record_hash")
+    return write_record_hash(_dialect(dialect, "record_hash"), columns)
+
+
+def write_record_hash(engine: Dialect, columns: Sequence[tuple[ColumnSpec, str | DataType]]) -> str:
+    """:func:`record_hash` written by the :class:`Dialect` instance ``engine``."""
     parsed = parse_columns(columns, "record_hash")
     prefix = bytes([RECORD_VERSION]) + len(parsed).to_bytes(4, "little")
     parts = [engine.value(c.sql(engine), c.dtype, _where("record_hash", c)) for c in parsed]
@@ -143,6 +147,11 @@ def record_key(
     """
     engine = _dialect(dialect, "record_key")
     options = KeyOptions.of(salt, trim, case, empty_as_null, null_key)
+    return write_record_key(engine, columns, options)
+
+
+def write_record_key(engine: Dialect, columns: Sequence[tuple[ColumnSpec, str | DataType]], options: KeyOptions) -> str:
+    """:func:`record_key` with checked ``options``, written by the :class:`Dialect` instance ``engine``."""
     salt, trim, case, empty_as_null, null_key = (
         options.salt,
         options.trim,

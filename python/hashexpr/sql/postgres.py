@@ -73,8 +73,15 @@ class Postgres(Dialect):
         return self.tagged(INTEGRAL, self.le64(f"CAST(({value}) AS bigint)"))
 
     def floating(self, value: str, single: bool) -> str:
-        number = f"CAST(CAST(({value}) AS real) AS double precision)" if single else f"CAST(({value}) AS double precision)"
-        big_endian = f"float8send({number})"
+        number = self.double(value, single)
+        return self.floating_bits(number, f"float8send({number})")
+
+    def double(self, value: str, single: bool) -> str:
+        """The value as a double precision (a real first, for FLOAT)."""
+        return f"CAST(CAST(({value}) AS real) AS double precision)" if single else f"CAST(({value}) AS double precision)"
+
+    def floating_bits(self, number: str, big_endian: str) -> str:
+        """The encoding of a double ``number`` whose ``float8send`` is ``big_endian``."""
         # The bits as an integer whose int8send is the little-endian bytes: byte k of float8send is byte k here.
         bits = " | ".join(f"(CAST(get_byte({big_endian}, {k}) AS bigint) << {8 * k})" for k in range(8))
         zero = self.literal(bytes([FLOATING]) + bytes(8))
@@ -87,51 +94,94 @@ class Postgres(Dialect):
     def decimal(self, value: str, precision: object, scale: object, wide: bool) -> str:
         # The digits are read once, in a subquery that OFFSET 0 keeps PostgreSQL from inlining: inlined, the
         # unscaled value would be computed again for every comparison that sizes it.
-        number = f"CAST(({value}) AS numeric({precision}, {scale}))"
-        digits = "replace(CAST(hx_y AS text), '.', '')"
-        stripped = f"NULLIF(rtrim({digits}, '0'), '')"
-        unscaled = f"CAST({stripped} AS {'numeric' if wide else 'bigint'})"
-        normal_scale = f"CAST({scale} - (length({digits}) - length({stripped})) AS integer)"
-        if wide:
-            modulus = 2**64
-            # mod and div are exact on numeric (a quotient by / is rounded); mod keeps the dividend's sign.
-            low = f"(CASE WHEN mod(hx_u, {modulus}) < 0 THEN mod(hx_u, {modulus}) + {modulus} ELSE mod(hx_u, {modulus}) END)"
-            low_signed = f"CAST(CASE WHEN {low} >= {2**63} THEN {low} - {modulus} ELSE {low} END AS bigint)"
-            high = f"CAST(div(hx_u - {low}, {modulus}) AS bigint)"
-            little_endian = self.concat([self.le64(low_signed), self.le64(high)])
-        else:
-            little_endian = self.le64("hx_u")
-        sized = minimal_bytes("hx_u", little_endian, wide, self.literal, _substring)
-        zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
-        message = "hashexpr: a numeric NaN has no Spark decimal value"
-        encoding = (
-            f"CASE WHEN hx_y = CAST(0 AS numeric) THEN {zero} WHEN hx_y = CAST('NaN' AS numeric) THEN {self.fail(message, 'hx_y')} "
-            f"ELSE {self.tagged(DECIMAL, self.le32('hx_s'), *sized)} END"
-        )
+        number = self.numeric(value, precision, scale)
+        digits = self.decimal_digits("hx_y")
+        unscaled, normal_scale = self.decimal_unscaled(digits, self.decimal_stripped(digits), scale, wide)
+        encoding = self.decimal_encoding("hx_y", "hx_u", "hx_s", wide)
         return (
             f"(SELECT {encoding} FROM (SELECT hx_y, {unscaled} AS hx_u, {normal_scale} AS hx_s "
             f"FROM (SELECT {number} AS hx_y) AS hx_n OFFSET 0) AS hx_d)"
         )
 
+    def numeric(self, value: str, precision: object, scale: object) -> str:
+        return f"CAST(({value}) AS numeric({precision}, {scale}))"
+
+    def decimal_digits(self, number: str) -> str:
+        """A numeric's digits without the point (all of its scale's)."""
+        return f"replace(CAST({number} AS text), '.', '')"
+
+    def decimal_stripped(self, digits: str) -> str:
+        """The digits without trailing zeros (NULL for zero)."""
+        return f"NULLIF(rtrim({digits}, '0'), '')"
+
+    def decimal_unscaled(self, digits: str, stripped: str, scale: object, wide: bool) -> tuple[str, str]:
+        """The unscaled value and the scale once trailing zeros are gone (format section 4.3)."""
+        unscaled = f"CAST({stripped} AS {'numeric' if wide else 'bigint'})"
+        normal_scale = f"CAST({scale} - (length({digits}) - length({stripped})) AS integer)"
+        return unscaled, normal_scale
+
+    def decimal_low(self, unscaled: str) -> str:
+        """A wide unscaled value modulo 2^64, in [0, 2^64)."""
+        modulus = 2**64
+        # mod and div are exact on numeric (a quotient by / is rounded); mod keeps the dividend's sign.
+        return f"(CASE WHEN mod({unscaled}, {modulus}) < 0 THEN mod({unscaled}, {modulus}) + {modulus} ELSE mod({unscaled}, {modulus}) END)"
+
+    def decimal_encoding(self, number: str, unscaled: str, normal_scale: str, wide: bool, low: str | None = None) -> str:
+        """The encoding of the numeric ``number`` from its unscaled value and normal scale (and, for a wide one,
+        its ``low`` 64 bits when they are at hand)."""
+        if wide:
+            modulus = 2**64
+            low = low or self.decimal_low(unscaled)
+            low_signed = f"CAST(CASE WHEN {low} >= {2**63} THEN {low} - {modulus} ELSE {low} END AS bigint)"
+            high = f"CAST(div({unscaled} - {low}, {modulus}) AS bigint)"
+            little_endian = self.concat([self.le64(low_signed), self.le64(high)])
+        else:
+            little_endian = self.le64(unscaled)
+        sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
+        zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
+        message = "hashexpr: a numeric NaN has no Spark decimal value"
+        return (
+            f"CASE WHEN {number} = CAST(0 AS numeric) THEN {zero} WHEN {number} = CAST('NaN' AS numeric) THEN {self.fail(message, number)} "
+            f"ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
+        )
+
     def string(self, text: str) -> str:
-        data = f"convert_to({text}, 'UTF8')"
+        return self.string_bytes(self.utf8(text))
+
+    def utf8(self, text: str) -> str:
+        return f"convert_to({text}, 'UTF8')"
+
+    def string_bytes(self, data: str) -> str:
+        """The encoding of a string whose UTF-8 bytes are ``data``."""
         return self.tagged(STRING, self.le32(f"octet_length({data})"), data)
 
     def binary(self, value: str) -> str:
-        data = f"CAST(({value}) AS bytea)"
+        return self.binary_bytes(self.bytea(value))
+
+    def bytea(self, value: str) -> str:
+        return f"CAST(({value}) AS bytea)"
+
+    def binary_bytes(self, data: str) -> str:
         return self.tagged(BINARY, self.le32(f"octet_length({data})"), data)
 
     def date(self, value: str, where: str) -> str:
-        # An infinite date fails the subtraction.
-        return self.tagged(DATE, self.le32(f"(CAST(({value}) AS date) - DATE '1970-01-01')"))
+        return self.tagged(DATE, self.le32(self.days(value)))
+
+    def days(self, value: str) -> str:
+        """Days since the epoch. An infinite date fails the subtraction."""
+        return f"(CAST(({value}) AS date) - DATE '1970-01-01')"
 
     def timestamp(self, value: str, where: str) -> str:
-        return self.tagged(TIMESTAMP, self._le64_once(_micros(f"CAST(({value}) AS timestamp with time zone)")))
+        return self.tagged(TIMESTAMP, self._le64_once(self.micros(value, True)))
 
     def timestamp_ntz(self, value: str, where: str) -> str:
-        # EXTRACT(EPOCH ...) of a timestamp without time zone is its wall clock read as UTC.
-        micros = _micros(f"CAST(({value}) AS timestamp without time zone)")
-        return self.tagged(TIMESTAMP_NTZ, self._le64_once(micros))
+        return self.tagged(TIMESTAMP_NTZ, self._le64_once(self.micros(value, False)))
+
+    def micros(self, value: str, instant: bool) -> str:
+        """Microseconds since the epoch of an instant, or of a wall clock read as UTC (EXTRACT(EPOCH ...) of a
+        timestamp without time zone is that)."""
+        kind = "timestamp with time zone" if instant else "timestamp without time zone"
+        return _micros(f"CAST(({value}) AS {kind})")
 
     def _le64_once(self, value: str) -> str:
         """:meth:`le64` of a costly value, computed once in a subquery (the byte swap names it eight times)."""

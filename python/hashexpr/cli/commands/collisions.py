@@ -17,6 +17,7 @@ from hashexpr.cli.grammar import (
     add_key_options,
     arrow_hashing,
     arrow_paths,
+    fall_back,
     hashing_of,
     key_options_of,
     parse_columns,
@@ -25,7 +26,7 @@ from hashexpr.cli.grammar import (
     source,
 )
 from hashexpr.cli.outcome import EXIT_FINDINGS, EXIT_OK, Outcome
-from hashexpr.cli.report import json_value, text
+from hashexpr.cli.report import ARROW, SPARK, json_value, ran_on, text
 from hashexpr.cli.session import PROG
 from hashexpr.options import KeyOptions
 
@@ -72,19 +73,17 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
         raise ValueError(
             "--engine arrow computes hash keys; a stored --hash-col is checked by --engine spark"
         )
-    if args.key_options is not None and args.engine == "arrow":
-        raise ValueError(
-            "--engine arrow finds collisions without key options; --key-options take --engine spark"
-        )
-    paths = None if args.hash_col or args.key_options is not None else arrow_paths(args, src)
-    if paths is not None:
+    files = None if args.hash_col else arrow_paths(args, src)
+    if files is not None:
         from hashexpr.cli import arrow as cli_arrow
 
-        keys = resolve_columns(cli_arrow.dataset(paths).schema.names, key)
-        count, problems = cli_arrow.collisions(paths, keys, arrow_hashing(args, hashing))
-        outcome = _collisions_outcome(src, keys, problems[: args.limit], count)
-        outcome.report["engine"] = "arrow"
-        return outcome
+        keys = resolve_columns(files.schema.names, key)
+        try:
+            count, problems = cli_arrow.collisions(files, keys, arrow_hashing(args, hashing), key_options)
+        except cli_arrow.Ineligible as why:
+            fall_back(args, why)
+        else:
+            return ran_on(_collisions_outcome(src, keys, problems[: args.limit], count), ARROW)
     with session(args, [src.fmt]) as spark:
         df = src.read(spark)
         exact = hnames.case_sensitive(spark)
@@ -96,7 +95,7 @@ def _run_collisions(args: argparse.Namespace) -> Outcome:
         # Only the problems shown come to the driver.
         shown = problems.limit(args.limit).collect() if args.limit else []
         count = problems.count() if len(shown) == args.limit else len(shown)
-    return _collisions_outcome(src, keys, shown, count)
+    return ran_on(_collisions_outcome(src, keys, shown, count), SPARK)
 
 
 def _collisions_outcome(src: hinputs.Source, keys: list[str], shown: Sequence[Any], count: int) -> Outcome:

@@ -13,8 +13,12 @@ from hashexpr.cli import inputs as hinputs
 from hashexpr.cli import outputs as houtputs
 from hashexpr.cli.grammar import (
     add_algorithm,
+    add_engine,
     add_output,
+    arrow_hashing,
+    arrow_paths,
     check_output,
+    fall_back,
     hashing_of,
     parse_columns,
     resolve_columns,
@@ -23,11 +27,12 @@ from hashexpr.cli.grammar import (
     time_zone_of,
 )
 from hashexpr.cli.outcome import EXIT_FINDINGS, EXIT_OK, Outcome
+from hashexpr.cli.report import ARROW, SPARK, ran_on
 from hashexpr.cli.session import PROG
 from hashexpr.errors import SchemaMismatchError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from hashexpr.cli.arrow import Files
 
 
 def add_diff(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -81,6 +86,7 @@ def add_diff(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "values read (without --out the counts never need them)",
     )
     add_algorithm(parser)
+    add_engine(parser)
     parser.set_defaults(run=_run_diff)
 
 
@@ -139,6 +145,16 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
                 f"write {', '.join(_DIFF_OUTPUT_FORMATS)}"
             )
     hashing = hashing_of(args)
+    files = _arrow_files(args, old_src, new_src, out_fmt)
+    if files is not None:
+        from hashexpr.cli.arrow import Ineligible
+
+        try:
+            return _run_diff_arrow(
+                args, (old_src, new_src), files, key, requested, excluded, out_fmt, hashing
+            )
+        except Ineligible as why:
+            fall_back(args, why)
 
     with session(args, [old_src.fmt, new_src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
         old = old_src.read(spark)
@@ -146,7 +162,7 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
         exact = hnames.case_sensitive(spark)
         keys = resolve_columns(old.columns, key, "OLD", exact)
         resolve_columns(new.columns, key, "NEW", exact)
-        columns = _diff_columns(old, new, keys, requested, excluded, exact)
+        columns = _diff_columns(old.columns, new.columns, keys, requested, excluded, exact)
         # The counts need no values: one pass over the hashes finds every change type.
         details = bool(args.out) and not args.no_changed_columns
         differences = hx.diff(
@@ -158,12 +174,23 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
         else:
             counts = hx.summarize(differences)
         time_zone = time_zone_of(spark, [old_src, new_src])
+    return ran_on(_diff_outcome(args, (old_src, new_src), keys, counts, out_fmt, time_zone), SPARK)
+
+
+def _diff_outcome(
+    args: argparse.Namespace,
+    sources: tuple[hinputs.Source, hinputs.Source],
+    keys: list[str],
+    counts: dict[str, int],
+    out_fmt: str | None,
+    time_zone: str | None = None,
+) -> Outcome:
     found = sum(counts.values())
-    summary = [("old", old_src.label()), ("new", new_src.label())]
+    summary = [("old", sources[0].label()), ("new", sources[1].label())]
     summary += [(change, f"{n:,}") for change, n in counts.items()]
     report: dict[str, Any] = {
-        "old": old_src.as_dict(),
-        "new": new_src.as_dict(),
+        "old": sources[0].as_dict(),
+        "new": sources[1].as_dict(),
         "key": keys,
         "counts": counts,
         "differences": found,
@@ -178,23 +205,91 @@ def _run_diff(args: argparse.Namespace) -> Outcome:
     return Outcome(status=status, summary=summary, report=report)
 
 
+def _arrow_files(
+    args: argparse.Namespace, old: hinputs.Source, new: hinputs.Source, out_fmt: str | None
+) -> tuple[Files, Files] | None:
+    """The Parquet files of both sides when the Arrow engine runs this diff, else ``None``."""
+    old_files = arrow_paths(args, old, out_fmt)
+    new_files = arrow_paths(args, new, out_fmt) if old_files is not None else None
+    return None if old_files is None or new_files is None else (old_files, new_files)
+
+
+def _run_diff_arrow(
+    args: argparse.Namespace,
+    sources: tuple[hinputs.Source, hinputs.Source],
+    files: tuple[Files, Files],
+    key: list[str],
+    requested: list[str],
+    excluded: list[str],
+    out_fmt: str | None,
+    hashing: dict[str, Any],
+) -> Outcome:
+    """``hashexpr diff`` by the Arrow engine (:mod:`hashexpr.arrow.diff`): the same counts, rows and messages,
+    no JVM."""
+    from hashexpr.arrow import diff as arrow_diff
+    from hashexpr.cli import arrow as cli_arrow
+
+    for side, found in zip(("OLD", "NEW"), files):
+        stored = cli_arrow.metadata_columns(found)
+        if stored:
+            raise cli_arrow.Ineligible(
+                f"{side} has columns that with_metadata wrote ({', '.join(stored)}), whose stored hashes diff "
+                "reads in Spark"
+            )
+    names = [f.schema.names for f in files]
+    keys = resolve_columns(names[0], key, "OLD")
+    resolve_columns(names[1], key, "NEW")
+    columns = _diff_columns(names[0], names[1], keys, requested, excluded)
+    options = {"columns": columns, **arrow_hashing(args, hashing)}
+    # Each side as hashexpr.arrow reads its path: the diff reads the key and compared columns alone.
+    snapshots = (files[0].data, files[1].data)
+    if args.out:
+        for found in files:
+            # The differences hold the key and compared values, which Spark writes with their types.
+            cli_arrow.check_declarations(found, found.schema.names)
+    if not args.out:
+        every = arrow_diff.diff_counts(*snapshots, keys, **options)
+        return ran_on(_diff_outcome(args, sources, keys, {t: every[t] for t in _COUNTED}, out_fmt), ARROW)
+    details = not args.no_changed_columns
+    try:
+        differences = arrow_diff.diff(
+            *snapshots, keys, include_values=details, changed_columns=details, **options
+        )
+    except arrow_diff.Unsupported as why:
+        raise cli_arrow.Ineligible(str(why)) from None
+    for field in differences.schema:
+        if not cli_arrow.spark_writes_as_read(field.type):
+            raise cli_arrow.Ineligible(
+                f"Spark would write the column {field.name!r} ({field.type}) as another type"
+            )
+    cli_arrow.write_parquet(differences, args.out, args.mode)
+    written = {e["values"]: e["counts"] for e in differences["change"].value_counts().to_pylist()}
+    counts = {t: written.get(t, 0) for t in _COUNTED}
+    return ran_on(_diff_outcome(args, sources, keys, counts, out_fmt), ARROW)
+
+
+# The counts the command shows, as hx.summarize gives them: the change types of the differences.
+_COUNTED = ("insert", "update", "delete", "duplicate_key", "null_key")
+
+
 def _diff_columns(
-    old: DataFrame,
-    new: DataFrame,
+    old: list[str],
+    new: list[str],
     keys: list[str],
     requested: list[str],
     excluded: list[str],
     case_sensitive: bool = False,
 ) -> list[str] | None:
-    """The columns to compare as the user chose them; ``None`` leaves the choice (and its checks) to hx.diff."""
+    """The columns to compare as the user chose them, from OLD's and NEW's columns; ``None`` leaves the choice
+    (and its checks) to hx.diff."""
     if requested:
-        return resolve_columns(old.columns, requested, "OLD", case_sensitive)
+        return resolve_columns(old, requested, "OLD", case_sensitive)
     if not excluded:
         return None
-    dropped = {c.lower() for c in resolve_columns(old.columns, excluded, "OLD", case_sensitive)}
+    dropped = {c.lower() for c in resolve_columns(old, excluded, "OLD", case_sensitive)}
     key_names = {k.lower() for k in keys}
-    remaining_old = [c for c in old.columns if c.lower() not in dropped | key_names]
-    remaining_new = {c.lower() for c in new.columns} - dropped - key_names
+    remaining_old = [c for c in old if c.lower() not in dropped | key_names]
+    remaining_new = {c.lower() for c in new} - dropped - key_names
     only_old = [c for c in remaining_old if c.lower() not in remaining_new]
     only_new = sorted(remaining_new - {c.lower() for c in remaining_old})
     if only_old or only_new:

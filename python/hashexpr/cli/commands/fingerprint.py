@@ -15,6 +15,7 @@ from hashexpr import names as hnames
 from hashexpr.cli import formats as hformats
 from hashexpr.cli import inputs as hinputs
 from hashexpr.cli import outputs as houtputs
+from hashexpr.cli.commands.fingerprint_state import add_state_argument, check_state_run, run_state
 from hashexpr.cli.grammar import (
     add_algorithm,
     add_engine,
@@ -24,6 +25,7 @@ from hashexpr.cli.grammar import (
     arrow_paths,
     check_output,
     chosen_columns,
+    fall_back,
     hashing_of,
     parse_columns,
     resolve_columns,
@@ -32,7 +34,7 @@ from hashexpr.cli.grammar import (
     time_zone_of,
 )
 from hashexpr.cli.outcome import EXIT_FINDINGS, Outcome
-from hashexpr.cli.report import json_value, preview, text
+from hashexpr.cli.report import ARROW, SPARK, json_value, preview, ran_on, text
 from hashexpr.cli.session import PROG
 from hashexpr.fingerprint import (
     FINGERPRINT_COLUMN,
@@ -43,6 +45,8 @@ from hashexpr.fingerprint import (
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from hashexpr.cli.arrow import Files
 
 _FINGERPRINT = re.compile(r"hx1(-lthash16(-hmac)?)?:[0-9a-f]{64}", re.IGNORECASE)
 
@@ -83,6 +87,7 @@ def add_fingerprint(commands: argparse._SubParsersAction, common: argparse.Argum
         keyed="lthash16",
     )
     add_engine(parser)
+    add_state_argument(parser)
     parser.set_defaults(run=_run_fingerprint)
 
 
@@ -109,15 +114,23 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
                 f"--expect is a fingerprint starting {given!r}, which this command computes with "
                 f"{needs.get(given, '--algorithm lthash16 --secret NAME')}; it computes one starting {prefix!r}"
             )
+    if args.state is not None:
+        since = check_state_run(args, src, by)
+        return run_state(args, src, since, excluded, hashing, _fingerprint_outcome)
     if args.out and not by:
         raise ValueError("--out writes one fingerprint per group: add --by")
     out_fmt = None
     if args.out:
         out_fmt = hformats.output_format(args.out, args.out_format)
         args.mode = check_output(args, out_fmt, [src])
-    paths = arrow_paths(args, src, out_fmt)
-    if paths is not None:
-        return _run_fingerprint_arrow(args, src, paths, by, excluded, out_fmt, hashing)
+    files = arrow_paths(args, src, out_fmt)
+    if files is not None:
+        from hashexpr.cli.arrow import Ineligible
+
+        try:
+            return _run_fingerprint_arrow(args, src, files, by, excluded, out_fmt, hashing)
+        except Ineligible as why:
+            fall_back(args, why)
 
     with session(args, [src.fmt] + ([out_fmt] if out_fmt else [])) as spark:
         df = src.read(spark)
@@ -138,13 +151,13 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
         report["time_zone"] = time_zone
     outcome.report = {**report, **outcome.report}
     outcome.summary_to_stderr = True
-    return outcome
+    return ran_on(outcome, SPARK)
 
 
 def _run_fingerprint_arrow(
     args: argparse.Namespace,
     src: hinputs.Source,
-    paths: list[str],
+    files: Files,
     by: list[str],
     excluded: list[str],
     out_fmt: str | None,
@@ -153,15 +166,15 @@ def _run_fingerprint_arrow(
     """``hashexpr fingerprint`` by the Arrow engine: the same fingerprints, no JVM."""
     from hashexpr.cli import arrow as cli_arrow
 
-    columns = chosen_columns(cli_arrow.dataset(paths).schema.names, [], excluded)
+    columns = chosen_columns(files.schema.names, [], excluded)
     keywords = arrow_hashing(args, hashing)
     algorithm, key = keywords.get("algorithm", "murmur3"), keywords.get("hmac_key")
     if not by:
-        rows, fingerprint = cli_arrow.fingerprint(paths, columns, algorithm, key)
+        rows, fingerprint = cli_arrow.fingerprint(files, columns, algorithm, key)
         outcome = _fingerprint_outcome(rows, fingerprint, columns, args.expect)
     else:
         groups = resolve_columns(columns, by)
-        table = cli_arrow.group_fingerprints(paths, columns, groups, algorithm, key)
+        table = cli_arrow.group_fingerprints(files, columns, groups, algorithm, key)
         if args.out:
             cli_arrow.write_parquet(table, args.out, args.mode)
             outcome = Outcome(
@@ -176,11 +189,12 @@ def _run_fingerprint_arrow(
                 },
             )
         else:
-            outcome = _groups_outcome(groups, table.slice(0, args.limit).to_pylist(), table.num_rows)
+            shown = cli_arrow.spark_rows(table.slice(0, args.limit))
+            outcome = _groups_outcome(groups, shown, table.num_rows)
     outcome.summary = [("input", src.label()), *outcome.summary]
-    outcome.report = {"input": src.as_dict(), "columns": columns, **outcome.report, "engine": "arrow"}
+    outcome.report = {"input": src.as_dict(), "columns": columns, **outcome.report}
     outcome.summary_to_stderr = True
-    return outcome
+    return ran_on(outcome, ARROW)
 
 
 def _whole_fingerprint(df: DataFrame, expect: str | None, hashing: dict[str, Any]) -> Outcome:

@@ -24,6 +24,7 @@ from hashexpr.cli.grammar import (
     arrow_paths,
     check_output,
     chosen_columns,
+    fall_back,
     hashing_of,
     key_options_of,
     parse_columns,
@@ -33,12 +34,14 @@ from hashexpr.cli.grammar import (
     time_zone_of,
 )
 from hashexpr.cli.outcome import Outcome
-from hashexpr.cli.report import count, preview
+from hashexpr.cli.report import ARROW, SPARK, count, preview, ran_on
 from hashexpr.cli.session import PROG
 from hashexpr.options import KeyOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+
+    from hashexpr.cli.arrow import Files
 
 
 def add_hash(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -105,17 +108,16 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
         raise ValueError("--column-name and --key-column-name are the same: name them differently")
     args.mode = check_output(args, out_fmt, [src])
     hashing = hashing_of(args)
-    paths = arrow_paths(args, src, out_fmt)
-    if paths is not None:
+    files = arrow_paths(args, src, out_fmt)
+    if files is not None:
         from hashexpr.cli.arrow import Ineligible
 
         try:
             return _run_hash_arrow(
-                args, src, paths, requested, excluded, key, new_columns, hashing, key_options
+                args, src, files, requested, excluded, key, new_columns, hashing, key_options
             )
-        except Ineligible:
-            if args.engine == "arrow":
-                raise
+        except Ineligible as why:
+            fall_back(args, why)
 
     with session(args, [src.fmt, out_fmt]) as spark:
         df = src.read(spark)
@@ -139,15 +141,16 @@ def _run_hash(args: argparse.Namespace) -> Outcome:
         houtputs.write(hashed, args.out, out_fmt, args.mode)
         counts = _count_distinct(houtputs.read(spark, args.out, out_fmt, hashed.schema), new_columns)
         time_zone = time_zone_of(spark, [src])
-    return _hash_outcome(
+    outcome = _hash_outcome(
         args, src, out_fmt, columns, list(df.columns), key_columns, hashing, counts, time_zone
     )
+    return ran_on(outcome, SPARK)
 
 
 def _run_hash_arrow(
     args: argparse.Namespace,
     src: hinputs.Source,
-    paths: list[str],
+    files: Files,
     requested: list[str],
     excluded: list[str],
     key: list[str],
@@ -158,7 +161,7 @@ def _run_hash_arrow(
     """``hashexpr hash`` by the Arrow engine: the same output and summary, no JVM."""
     from hashexpr.cli import arrow as cli_arrow
 
-    available = cli_arrow.dataset(paths).schema.names
+    available = files.schema.names
     columns = chosen_columns(available, requested, excluded)
     key_columns = resolve_columns(available, key) if key else []
     for name in new_columns:
@@ -166,7 +169,7 @@ def _run_hash_arrow(
             option = "--column-name" if name == args.column_name else "--key-column-name"
             raise ValueError(f"column {name!r} already exists in the input: name it otherwise with {option}")
     written = cli_arrow.write_hashed(
-        paths,
+        files,
         columns,
         key_columns,
         (args.column_name, args.key_column_name),
@@ -178,8 +181,7 @@ def _run_hash_arrow(
     )
     counts = {"rows": written["rows"], **{c: cli_arrow.distinct(written[c]) for c in new_columns}}
     outcome = _hash_outcome(args, src, "parquet", columns, available, key_columns, hashing, counts, None)
-    outcome.report["engine"] = "arrow"
-    return outcome
+    return ran_on(outcome, ARROW)
 
 
 def _hash_outcome(

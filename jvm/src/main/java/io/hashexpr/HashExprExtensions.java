@@ -36,9 +36,12 @@ public final class HashExprExtensions implements SparkSessionExtensionsProvider 
     {"normalize_key", "io.hashexpr.NormalizeKey"},
     {"dataset_fingerprint", "io.hashexpr.DatasetFingerprint"},
     {"dataset_fingerprint_with", "io.hashexpr.DatasetFingerprintWith"},
+    {"dataset_fingerprint_state", "io.hashexpr.DatasetFingerprintState"},
+    {"dataset_fingerprint_state_with", "io.hashexpr.DatasetFingerprintStateWith"},
     {"diff_buckets", "io.hashexpr.DiffBuckets"},
     {"diff_key_filter", "io.hashexpr.DiffKeyFilter"},
     {"diff_key_filter_contains", "io.hashexpr.DiffKeyFilterContains"},
+    {"diff_rows", "io.hashexpr.DiffRows"},
     {"row_position", "io.hashexpr.RowPosition"}
   };
 

@@ -35,10 +35,11 @@ private[hashexpr] object ArgumentNames {
 }
 
 /**
- * Names the arguments of `record_hash_by_name`, `record_hash_by_name_with`, `dataset_fingerprint` and
- * `dataset_fingerprint_with` after the columns of the operator's input. A function is built while its arguments
- * resolve, and a reference typed `ID` resolves to the column `id` under the name `ID`; this rule, run once the
- * operator's inputs are resolved, gives it the schema's name.
+ * Names the arguments of `record_hash_by_name`, `record_hash_by_name_with`, `dataset_fingerprint`,
+ * `dataset_fingerprint_with`, `dataset_fingerprint_state` and `dataset_fingerprint_state_with` after the columns of
+ * the operator's input. A function is built while its arguments resolve, and a reference typed `ID` resolves to the
+ * column `id` under the name `ID`; this rule, run once the operator's inputs are resolved, gives it the schema's
+ * name.
  */
 object ArgumentNamesRule extends Rule[LogicalPlan] {
 
@@ -50,11 +51,14 @@ object ArgumentNamesRule extends Rule[LogicalPlan] {
         case r: RecordHashByNameWith => r.copy(names = r.children.drop(1).map(ArgumentNames.of(_, columns)))
         case f: DatasetFingerprint => f.copy(names = f.children.map(ArgumentNames.of(_, columns)))
         case f: DatasetFingerprintWith => f.copy(names = f.children.drop(1).map(ArgumentNames.of(_, columns)))
+        case f: DatasetFingerprintState => f.copy(names = f.children.map(ArgumentNames.of(_, columns)))
+        case f: DatasetFingerprintStateWith => f.copy(names = f.children.drop(1).map(ArgumentNames.of(_, columns)))
       }
   }
 
   private def takesNames(e: Expression): Boolean = e match {
-    case _: RecordHashByName | _: RecordHashByNameWith | _: DatasetFingerprint | _: DatasetFingerprintWith => true
+    case _: RecordHashByName | _: RecordHashByNameWith | _: DatasetFingerprint | _: DatasetFingerprintWith |
+        _: DatasetFingerprintState | _: DatasetFingerprintStateWith => true
     case _ => false
   }
 }

@@ -108,23 +108,49 @@ case class DatasetFingerprintWith(
     names: Seq[String],
     mutableAggBufferOffset: Int = 0,
     inputAggBufferOffset: Int = 0)
-  extends TypedImperativeAggregate[FingerprintState] {
+  extends FingerprintWithAggregate {
 
   // Names are taken when the function is resolved, as in dataset_fingerprint.
   def this(children: Seq[Expression]) = this(children, children.drop(1).map(ArgumentNames.of(_)))
 
   override def prettyName: String = DatasetFingerprintWith.Name
-  override def nullable: Boolean = false
   override def dataType: DataType = StringType
 
+  override def eval(state: FingerprintState): Any = UTF8String.fromString(digest(state))
+
+  override def withNewMutableAggBufferOffset(offset: Int): DatasetFingerprintWith =
+    copy(mutableAggBufferOffset = offset)
+
+  override def withNewInputAggBufferOffset(offset: Int): DatasetFingerprintWith =
+    copy(inputAggBufferOffset = offset)
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DatasetFingerprintWith =
+    copy(children = newChildren)
+}
+
+/**
+ * What `dataset_fingerprint_with` and `dataset_fingerprint_state_with` share: the options, each row's hash, the
+ * buffer (the row count and the 128-bit sum or the LtHash16 lanes), its merging and serialisation, and the digest
+ * of the names and types. They differ in what they return.
+ */
+trait FingerprintWithAggregate extends TypedImperativeAggregate[FingerprintState] {
+
+  /** The options, then the values fingerprinted. */
+  def children: Seq[Expression]
+
+  /** The values' names (docs/FORMAT.md, section 6.1), taken when the function is resolved. */
+  def names: Seq[String]
+
+  override def nullable: Boolean = false
+
   /** The values fingerprinted: every argument after the options. */
-  private def values: Seq[Expression] = children.drop(1)
+  protected def values: Seq[Expression] = children.drop(1)
 
   override def checkInputDataTypes(): TypeCheckResult =
     OptionsArgument.check(prettyName, children.headOption, FingerprintAlgorithm.Usage, FingerprintAlgorithm.parse,
       (a: FingerprintAlgorithm) => a.rows)(RecordHash.checkArguments(prettyName, values))
 
-  @transient private lazy val algorithm: FingerprintAlgorithm =
+  @transient protected lazy val algorithm: FingerprintAlgorithm =
     OptionsArgument.parsed(children.headOption, FingerprintAlgorithm.parse).get
 
   /** Each row's hash: the record hash of format v1 under the algorithm the rows are hashed with. */
@@ -158,16 +184,17 @@ case class DatasetFingerprintWith(
   }
 
   /** The digest of the names and types (sections 5 and 11), once per expression rather than once per group. */
-  @transient private lazy val schema: Array[Byte] = algorithm match {
+  @transient protected lazy val schema: Array[Byte] = algorithm match {
     case FingerprintAlgorithm.Murmur3 => DatasetFingerprint.schemaHash(names, values.map(_.dataType))
     case _ => DatasetFingerprint.schemaHash(names, values.map(_.dataType), new Sha256CanonicalEncoder)
   }
 
-  override def eval(state: FingerprintState): Any = UTF8String.fromString(algorithm match {
+  /** The fingerprint of `state`: 'hx1:', 'hx1-lthash16:' or 'hx1-lthash16-hmac:' and 64 hex digits. */
+  protected def digest(state: FingerprintState): String = algorithm match {
     case FingerprintAlgorithm.Murmur3 => FingerprintDigest.format(state.count, state.sumLo, state.sumHi, schema)
     case lt: FingerprintAlgorithm.LtHash =>
       DatasetFingerprintWith.ltHashDigest(lt.prefix, schema, state.count, state.lanes)
-  })
+  }
 
   override def serialize(state: FingerprintState): Array[Byte] = {
     val size = if (state.lanes == null) 24 else 8 + LtHash16.STATE_BYTES
@@ -189,17 +216,8 @@ case class DatasetFingerprintWith(
     }
   }
 
-  override def withNewMutableAggBufferOffset(offset: Int): DatasetFingerprintWith =
-    copy(mutableAggBufferOffset = offset)
-
-  override def withNewInputAggBufferOffset(offset: Int): DatasetFingerprintWith =
-    copy(inputAggBufferOffset = offset)
-
   // Plans show the arguments, not the names taken from them.
   override protected def stringArgs: Iterator[Any] = Iterator(children)
-
-  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DatasetFingerprintWith =
-    copy(children = newChildren)
 }
 
 object DatasetFingerprintWith {
@@ -208,7 +226,7 @@ object DatasetFingerprintWith {
   private val Label = "hashexpr-fingerprint-lthash16".getBytes(StandardCharsets.US_ASCII)
 
   /** An LtHash16 holds a SHA-256 state and buffers, so each thread has its own. */
-  private val ltHash = ThreadLocal.withInitial[LtHash16](() => new LtHash16)
+  private[hashexpr] val ltHash = ThreadLocal.withInitial[LtHash16](() => new LtHash16)
 
   /** prefix + hex(SHA-256("hashexpr-fingerprint-lthash16" ‖ version ‖ schema ‖ count ‖ lanes)). */
   def ltHashDigest(prefix: String, schema: Array[Byte], count: Long, lanes: Array[Char]): String = {

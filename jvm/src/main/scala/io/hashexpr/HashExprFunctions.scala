@@ -23,9 +23,12 @@ object HashExprFunctions {
     describe[NormalizeKey](NormalizeKey.Name),
     describe[DatasetFingerprint](DatasetFingerprint.Name),
     describe[DatasetFingerprintWith](DatasetFingerprintWith.Name),
+    describe[DatasetFingerprintState](DatasetFingerprintState.Name),
+    describe[DatasetFingerprintStateWith](DatasetFingerprintStateWith.Name),
     describe[DiffBuckets](DiffBuckets.Name),
     describe[DiffKeyFilter](DiffKeyFilter.Name),
     describe[DiffKeyFilterContains](DiffKeyFilterContains.Name),
+    describe[DiffRows](DiffRows.Name),
     describe[RowPosition](RowPosition.Name))
 
   def register(extensions: SparkSessionExtensions): Unit = {

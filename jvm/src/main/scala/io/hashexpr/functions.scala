@@ -252,6 +252,40 @@ object functions {
     dataset_fingerprint_with(options, columns(colName, colNames): _*)
 
   /**
+   * An aggregate: what `dataset_fingerprint` is computed from (SQL `dataset_fingerprint_state`), a struct of
+   * `fingerprint`, `algorithm`, `secret`, `count`, `sum` (16 bytes), `lanes` (NULL) and `schema`. States add and
+   * subtract as the multisets of their rows do, so a fingerprint can be kept from the rows added and removed.
+   *
+   * {{{
+   *   val state = df.agg(dataset_fingerprint_state(col("*")).as("s")).select("s.*").head()
+   * }}}
+   */
+  @varargs
+  def dataset_fingerprint_state(cols: Column*): Column = call(DatasetFingerprintState.Name, cols)
+
+  /** The state of the named columns' fingerprint. */
+  @varargs
+  def dataset_fingerprint_state(colName: String, colNames: String*): Column =
+    dataset_fingerprint_state(columns(colName, colNames): _*)
+
+  /**
+   * The state of the fingerprint computed as `options` say (SQL `dataset_fingerprint_state_with`): with
+   * `FingerprintOptions.lthash16()`, `lanes` holds the 1024 16-bit LtHash16 lanes (2048 bytes) and `sum` is NULL.
+   *
+   * {{{
+   *   df.agg(dataset_fingerprint_state_with(FingerprintOptions.lthash16(), col("*")))
+   * }}}
+   */
+  @varargs
+  def dataset_fingerprint_state_with(options: FingerprintOptions, cols: Column*): Column =
+    call(DatasetFingerprintStateWith.Name, nonNull(DatasetFingerprintStateWith.Name, options).text, cols)
+
+  /** The state of the named columns' fingerprint, computed as `options` say. */
+  @varargs
+  def dataset_fingerprint_state_with(options: FingerprintOptions, colName: String, colNames: String*): Column =
+    dataset_fingerprint_state_with(options, columns(colName, colNames): _*)
+
+  /**
    * The position of each row (SQL `row_position()`): a struct of `batch_id` (the streaming micro-batch id, NULL
    * outside one), `partition` and `index` (the row's index in its partition, from 0). Unlike
    * `monotonically_increasing_id()` it is allowed in streaming queries.

@@ -108,6 +108,20 @@ class DatasetFingerprintSuite extends SparkSuite {
   private def lthashFromSpec(df: DataFrame, rowOptions: String, prefix: String, names: Seq[String],
       types: Seq[String]): String = {
     val rows = df.selectExpr(s"record_hash_with('$rowOptions', *)").collect().map(_.getAs[Array[Byte]](0))
+    val lanes = lanesFromSpec(rows)
+    val sha = MessageDigest.getInstance("SHA-256")
+    val schemaArgs = names.zip(types).flatMap { case (n, t) => Seq(s"'$n'", s"'$t'") }.mkString(", ")
+    val schema = one(s"SELECT record_hash_with('algorithm=sha256', $schemaArgs)").getAs[Array[Byte]](0)
+    sha.update("hashexpr-fingerprint-lthash16".getBytes("US-ASCII"))
+    sha.update(1.toByte)
+    sha.update(schema)
+    sha.update(le(rows.length.toLong))
+    sha.update(lanes.flatMap(l => Array(l.toByte, (l >> 8).toByte)))
+    prefix + sha.digest().map(b => f"${b & 0xff}%02x").mkString
+  }
+
+  /** The LtHash16 lanes of these 32-byte row hashes (section 11), with the JDK's SHA-256. */
+  private def lanesFromSpec(rows: Seq[Array[Byte]]): Array[Int] = {
     val lanes = new Array[Int](1024)
     val sha = MessageDigest.getInstance("SHA-256")
     rows.foreach { element =>
@@ -122,14 +136,7 @@ class DatasetFingerprintSuite extends SparkSuite {
         }
       }
     }
-    val schemaArgs = names.zip(types).flatMap { case (n, t) => Seq(s"'$n'", s"'$t'") }.mkString(", ")
-    val schema = one(s"SELECT record_hash_with('algorithm=sha256', $schemaArgs)").getAs[Array[Byte]](0)
-    sha.update("hashexpr-fingerprint-lthash16".getBytes("US-ASCII"))
-    sha.update(1.toByte)
-    sha.update(schema)
-    sha.update(le(rows.length.toLong))
-    sha.update(lanes.flatMap(l => Array(l.toByte, (l >> 8).toByte)))
-    prefix + sha.digest().map(b => f"${b & 0xff}%02x").mkString
+    lanes
   }
 
   private val names = Seq("id", "s", "d", "m", "st")
@@ -217,5 +224,116 @@ class DatasetFingerprintSuite extends SparkSuite {
       assert(failure("SELECT dataset_fingerprint_with('algorithm=lthash16', parse_json('1')) FROM fpw_opts")
         .contains("cannot hash"))
     }
+  }
+
+  // --- dataset_fingerprint_state and dataset_fingerprint_state_with ---------------------------------------------
+
+  private def state(function: String, df: DataFrame): org.apache.spark.sql.Row =
+    df.selectExpr(s"$function AS s").selectExpr("s.*").collect().head
+
+  /** The sum mod 2^128 of the rows' record_hash, read as little-endian numbers, as 16 little-endian bytes. */
+  private def sumFromSpec(df: DataFrame): Array[Byte] = {
+    val rows = df.selectExpr("record_hash(*)").collect().map(_.getAs[Array[Byte]](0))
+    val sum = rows.map(h => BigInt(1, h.reverse)).foldLeft(BigInt(0))((a, b) => (a + b) % (BigInt(1) << 128))
+    sum.toByteArray.reverse.padTo(17, 0.toByte).take(16)
+  }
+
+  private def lanesOf(bytes: Array[Byte]): Seq[Int] =
+    bytes.grouped(2).map(p => (p(0) & 0xff) | (p(1) & 0xff) << 8).toSeq
+
+  test("dataset_fingerprint_state: the fingerprint, the count, the 128-bit sum and the schema of the spec") {
+    val schemaArgs = names.zip(types).flatMap { case (n, t) => Seq(s"'$n'", s"'$t'") }.mkString(", ")
+    val schema = one(s"SELECT record_hash($schemaArgs)").getAs[Array[Byte]](0)
+    Seq(data, data.limit(0)).foreach { df =>
+      val s = state("dataset_fingerprint_state(*)", df)
+      assert(s.schema.fieldNames.toSeq == Seq("fingerprint", "algorithm", "secret", "count", "sum", "lanes", "schema"))
+      assert(s.getString(0) == fingerprint(df) && s.getString(0) == fromSpec(df, names, types))
+      assert(s.getString(1) == "murmur3" && s.isNullAt(2) && s.isNullAt(5))
+      assert(s.getLong(3) == df.count())
+      assert(hex(s.getAs[Array[Byte]](4)) == hex(sumFromSpec(df)))
+      assert(hex(s.getAs[Array[Byte]](6)) == hex(schema))
+    }
+    assert(state("dataset_fingerprint_state_with('algorithm=murmur3', *)", data) ==
+      state("dataset_fingerprint_state(*)", data))
+  }
+
+  test("dataset_fingerprint_state_with lthash16: the lanes of the spec, the secret's name and never its key") {
+    val small = data.where("id < 300")
+    Seq("algorithm=sha256" -> None, "algorithm=hmac-sha256; secret=suite" -> Some("suite")).foreach {
+      case (rowOptions, secret) =>
+        val options = "algorithm=lthash16" + secret.map(n => s"; secret=$n").getOrElse("")
+        val s = state(s"dataset_fingerprint_state_with('$options', *)", small)
+        val rows = small.selectExpr(s"record_hash_with('$rowOptions', *)").collect().map(_.getAs[Array[Byte]](0))
+        assert(s.getString(0) == fingerprintWith(options, small))
+        assert(s.getString(1) == "lthash16" && Option(s.getString(2)) == secret && s.isNullAt(4))
+        assert(s.getLong(3) == 300L)
+        assert(lanesOf(s.getAs[Array[Byte]](5)) == lanesFromSpec(rows).toSeq)
+        val schemaArgs = names.zip(types).flatMap { case (n, t) => Seq(s"'$n'", s"'$t'") }.mkString(", ")
+        assert(hex(s.getAs[Array[Byte]](6)) ==
+          hex(one(s"SELECT record_hash_with('algorithm=sha256', $schemaArgs)").getAs[Array[Byte]](0)))
+        val key = hex(SparkSuite.Secret.getBytes("UTF-8"))
+        assert(!s.toSeq.exists {
+          case b: Array[Byte] => hex(b).contains(key)
+          case v => String.valueOf(v).contains(SparkSuite.Secret)
+        })
+    }
+  }
+
+  test("states add and subtract as multisets: the state of a union is the sum, of a part the difference") {
+    val (a, b) = (data.where("id % 3 = 0"), data.where("id % 3 <> 0"))
+    val both = a.union(b).union(b.where("id < 50")) // duplicates count
+    val (sa, sb, sBoth) = (state("dataset_fingerprint_state(*)", a), state("dataset_fingerprint_state(*)", b),
+      state("dataset_fingerprint_state(*)", both))
+    val sDup = state("dataset_fingerprint_state(*)", b.where("id < 50"))
+    val mod = BigInt(1) << 128
+    def n(bytes: Array[Byte]) = BigInt(1, bytes.reverse)
+    assert(sBoth.getLong(3) == sa.getLong(3) + sb.getLong(3) + sDup.getLong(3))
+    assert((n(sa.getAs(4)) + n(sb.getAs(4)) + n(sDup.getAs(4))) % mod == n(sBoth.getAs(4)))
+    assert((n(sBoth.getAs(4)) - n(sb.getAs(4)) - n(sDup.getAs(4))).mod(mod) == n(sa.getAs(4)))
+    val lt = "dataset_fingerprint_state_with('algorithm=lthash16', *)"
+    val (la, lb, lBoth) = (state(lt, a.limit(200)), state(lt, b.limit(300)), state(lt, a.limit(200).union(b.limit(300))))
+    val summed = lanesOf(la.getAs(5)).zip(lanesOf(lb.getAs(5))).map { case (x, y) => (x + y) & 0xffff }
+    assert(summed == lanesOf(lBoth.getAs(5)))
+    val left = lanesOf(lBoth.getAs(5)).zip(lanesOf(lb.getAs(5))).map { case (x, y) => (x - y) & 0xffff }
+    assert(left == lanesOf(la.getAs(5)))
+  }
+
+  test("the states per group, in every execution mode and with sort-based aggregation, equal each group alone") {
+    data.createOrReplaceTempView("fps_data")
+    def grouped(function: String): Map[Long, org.apache.spark.sql.Row] = spark.sql(
+      s"SELECT id % 20 AS k, $function AS s FROM fps_data GROUP BY id % 20")
+      .collect().map(r => r.getLong(0) -> r.getStruct(1)).toMap
+    Seq("dataset_fingerprint_state(id, s)", "dataset_fingerprint_state_with('algorithm=lthash16', id, s)").foreach {
+      function =>
+        val expected = grouped(function)
+        assert(expected.size == 20)
+        SparkSuite.Modes.foreach { m =>
+          inMode(m) { assert(grouped(function) == expected, m.name) }
+        }
+        withConf("spark.sql.objectHashAggregate.sortBased.fallbackThreshold" -> "2") {
+          assert(grouped(function) == expected)
+        }
+        Seq(0L, 13L).foreach { k =>
+          assert(expected(k) == one(s"SELECT $function FROM fps_data WHERE id % 20 = $k").getStruct(0))
+        }
+    }
+    val filtered = one("SELECT dataset_fingerprint_state(id, s) FILTER (WHERE id < 10) FROM fps_data").getStruct(0)
+    assert(filtered.getLong(3) == 10L && filtered.getString(0) == fingerprint(data.where("id < 10").select("id", "s")))
+  }
+
+  test("dataset_fingerprint_state_with refuses what dataset_fingerprint_with refuses") {
+    def failure(sql: String): String =
+      intercept[org.apache.spark.sql.AnalysisException](spark.sql(sql).collect()).getMessage
+    data.limit(3).createOrReplaceTempView("fps_opts")
+    Seq(
+      "'algorithm=sha256'" -> "generalized-birthday attacks",
+      "'secret=suite'" -> "only lthash16 takes a secret",
+      "'algorithm=lthash16; secret=nope'" -> "the secret 'nope' is not set",
+      "s" -> "a constant options string").foreach { case (options, message) =>
+      val e = failure(s"SELECT dataset_fingerprint_state_with($options, id) FROM fps_opts")
+      assert(e.contains("dataset_fingerprint_state_with") && e.contains(message), e)
+    }
+    assert(failure("SELECT dataset_fingerprint_state() FROM fps_opts")
+      .contains("`dataset_fingerprint_state` needs at least one argument"))
   }
 }

@@ -151,6 +151,18 @@ class FunctionsSuite extends SparkSuite {
       .collect().toSeq && groups.size == 2)
   }
 
+  test("dataset_fingerprint_state and dataset_fingerprint_state_with give what SQL gives") {
+    val sql = query("SELECT dataset_fingerprint_state(*), dataset_fingerprint_state_with('algorithm=lthash16', id, " +
+      "name), dataset_fingerprint_state_with('algorithm=lthash16; secret=suite', *) FROM api").head()
+    val api = df.agg(dataset_fingerprint_state("*"),
+      dataset_fingerprint_state_with(FingerprintOptions.lthash16(), "id", "name"),
+      dataset_fingerprint_state_with(FingerprintOptions.lthash16("suite"), F.col("*"))).head()
+    assert(api == sql)
+    assert(api.getStruct(0).getString(0) == df.agg(dataset_fingerprint("*")).head().getString(0))
+    assert(api.getStruct(2).getString(2) == "suite")
+    assert(df.select(dataset_fingerprint_state(F.col("*"))).head() == Row(sql.getStruct(0)))
+  }
+
   test("row_position numbers the rows of each partition") {
     val api = spark.range(0, 6, 1, 2).select(F.col("id"), row_position().as("p")).orderBy("id").collect()
     val sql = spark.sql("SELECT id, row_position() AS p FROM range(0, 6, 1, 2) ORDER BY id").collect()

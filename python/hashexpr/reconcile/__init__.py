@@ -1,0 +1,168 @@
+"""Which rows differ between two tables in PostgreSQL, DuckDB, Parquet, Arrow or Spark, without moving the tables.
+
+>>> import decimal, duckdb, pyarrow as pa
+>>> from hashexpr import reconcile as rc
+>>> con = duckdb.connect()
+>>> _ = con.execute("CREATE TABLE orders (id INTEGER, amount DECIMAL(18,2))")
+>>> _ = con.execute("INSERT INTO orders VALUES (1, 1.50), (2, 2.00), (3, 3.00)")
+>>> amounts = pa.array([decimal.Decimal(v) for v in ("1.5000", "2.5000", "4.0000")], pa.decimal128(12, 4))
+>>> lake = pa.table({"id": pa.array([1, 2, 4], pa.int64()), "amount": amounts})
+>>> res = rc.compare(rc.duckdb(con, "orders"), rc.arrow(lake), key="id")
+>>> res.counts
+{'inserted': 1, 'deleted': 1, 'updated': 1, 'unchanged': 1, 'duplicate_key': 0, 'null_key': 0}
+>>> res.changes().to_pylist()[2]
+{'id': 2, 'change': 'update', 'side': 'both', 'changed_columns': ['amount']}
+
+Each system computes the SHA-256 key hash and row hash of format v1 (docs/FORMAT.md) of its own rows: PostgreSQL
+with hashexpr.sql's SQL, DuckDB, Parquet and Arrow data with the Rust engine, Spark with the jar (or hashexpr.sql's
+``spark`` dialect without it). Only aggregates of segments of the key hash, and the rows of the segments that
+differ, leave a system. docs/RECONCILE.md describes the protocol, its cost and its guarantees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hashexpr.reconcile.arrow import ArrowDataSource, ParquetSource
+from hashexpr.reconcile.duckdb import DuckDBSource
+from hashexpr.reconcile.postgres import PostgresSource
+from hashexpr.reconcile.protocol import run
+from hashexpr.reconcile.result import Result
+from hashexpr.reconcile.sources import Source
+from hashexpr.reconcile.spark import SparkSource
+
+__all__ = ["Result", "Source", "arrow", "compare", "duckdb", "parquet", "postgres", "spark"]
+
+
+def postgres(connection: Any, table: str) -> PostgresSource:
+    """A PostgreSQL table, view or materialized view.
+
+    Parameters
+    ----------
+    connection : str or :class:`psycopg.Connection`
+        A connection string (``postgresql://user@host:5432/db`` or ``host=... dbname=...``; a password from the
+        string, ``PGPASSWORD`` or ``~/.pgpass``, as libpq finds it), or an open psycopg 3 connection that is not
+        inside a transaction (it is left open, with its settings as they were).
+    table : str
+        ``[schema.]table``; a part with capitals, spaces or dots in double quotes (``'"Sales"."Order Lines"'``).
+
+    Returns
+    -------
+    :class:`~hashexpr.reconcile.postgres.PostgresSource`
+        Read in one ``REPEATABLE READ, READ ONLY`` transaction (a replica works); nothing is written.
+    """
+    return PostgresSource(connection, table)
+
+
+def duckdb(database: Any, table: str) -> DuckDBSource:
+    """A DuckDB table or view.
+
+    Parameters
+    ----------
+    database : str, path or :class:`duckdb.DuckDBPyConnection`
+        A database file (opened read-only) or an open connection (read through a cursor of its own).
+    table : str
+        ``[schema.]table``, double-quoted parts as in SQL.
+
+    Returns
+    -------
+    :class:`~hashexpr.reconcile.duckdb.DuckDBSource`
+        Read in one transaction; its rows are hashed by the Rust engine as DuckDB hands them over.
+    """
+    return DuckDBSource(database, table)
+
+
+def parquet(path: Any) -> ParquetSource:
+    """Parquet data: a file, a directory (Hive-partitioned or not), or a ``pyarrow.dataset`` of files, read as
+    ``spark.read.parquet`` reads it (INT96 timestamps, Spark's schema in the footer, partition columns; what the
+    engine cannot read as Spark does is refused, see docs/ARROW.md).
+
+    The files are read a column chunk at a time; a file that changes while it is compared fails the comparison.
+    """
+    return ParquetSource(path)
+
+
+def arrow(data: Any) -> ArrowDataSource:
+    """Arrow data: anything :mod:`hashexpr.arrow` takes (a pyarrow Table or dataset, pandas, Polars, a DuckDB
+    relation, ...). A stream is read into memory once: the comparison reads the rows more than once."""
+    return ArrowDataSource(data)
+
+
+def spark(data: Any, spark: Any = None, engine: str = "auto") -> SparkSource:
+    """A Spark table (by name) or DataFrame, classic or Spark Connect.
+
+    Parameters
+    ----------
+    data : str or :class:`pyspark.sql.DataFrame`
+        A catalog table (a Delta table is read at its version when the comparison starts), or a DataFrame
+        (which must give the same rows each time it runs: a table, files, or a cached frame).
+    spark : :class:`pyspark.sql.SparkSession`, optional
+        The session of a table name (default: the active session).
+    engine : {'auto', 'jar', 'sql'}
+        ``jar``: hashexpr's functions; ``sql``: hashexpr.sql's ``spark`` dialect, for a Spark without the jar;
+        ``auto`` (default): the jar's when the session has them.
+    """
+    return SparkSource(data, spark, engine)
+
+
+def compare(
+    source: Source,
+    target: Source,
+    key: str | Sequence[str],
+    columns: Sequence[str] | None = None,
+    *,
+    statement_timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Result:
+    """Compare two tables by key, each inside its own system, and return which rows differ.
+
+    Parameters
+    ----------
+    source, target : :class:`Source`
+        The tables (:func:`postgres`, :func:`duckdb`, :func:`parquet`, :func:`arrow`, :func:`spark`). ``inserted``
+        rows are only in the target, ``deleted`` ones only in the source.
+    key : str or sequence of str
+        The key column(s), on both sides, of any type the format covers (names matched as Spark matches them:
+        exactly, else the one name equal ignoring case).
+    columns : sequence of str, optional
+        The columns to compare. Default: every non-key column of the source that the target has (the others are
+        left out, and ``Result.schema`` says so).
+    statement_timeout : float, optional
+        Seconds any one pass of a system may take before it is cancelled (a ``TimeoutError``).
+    progress : callable, optional
+        Called with a line of text after each step.
+
+    Returns
+    -------
+    :class:`Result`
+        ``counts``, ``changes()`` (a pyarrow Table: the key columns, ``change``, ``side``, ``changed_columns``),
+        ``schema`` and ``stats``.
+
+    Raises
+    ------
+    ValueError
+        A missing table or key column, or a column whose type cannot be compared exactly (naming the column,
+        its type and the system, and what to do).
+    ConnectionError
+        A system that cannot be reached.
+
+    Notes
+    -----
+    Two values are equal when their encodings in format v1 are (INTEGER and BIGINT alike, ``1.5000`` and
+    ``1.50``, ``-0.0`` and ``0.0``, every NaN); NULL differs from ``''``; one ulp, one microsecond and a change of
+    case are changes. Keys match the same way, whatever the systems' collations.
+    """
+    for name, side in (("source", source), ("target", target)):
+        if not isinstance(side, Source):
+            raise TypeError(
+                f"compare: {name} must be a source made by rc.postgres, rc.duckdb, rc.parquet, rc.arrow or "
+                f"rc.spark, got {type(side).__name__}"
+            )
+    if source is target:
+        raise ValueError("compare: source and target are the same object; make a source for each side")
+    if statement_timeout is not None and not statement_timeout > 0:
+        raise ValueError(
+            f"compare: statement_timeout must be a positive number of seconds, got {statement_timeout!r}"
+        )
+    return run(source, target, key, columns, statement_timeout, progress)

@@ -1,0 +1,369 @@
+"""A PostgreSQL table as one side of a comparison: hashexpr.sql's ``postgres`` dialect, run inside the server.
+
+Everything runs in one transaction, ``REPEATABLE READ, READ ONLY`` (one snapshot, no writes, on a primary or a
+read-only replica; no temporary object), with the statement timeout set for it alone. The first pass computes
+every row's key hash and row hash and returns one ``bytea``: 28 bytes per segment. Later passes compute the key
+hash of every row again (a sixth of a row hash's cost) and the row hash only of the rows of the segments asked
+for. Key values come back as psycopg reads them, as Arrow arrays of the Spark type they hash as.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import re
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.types import ArrayType, DataType, StructType
+
+from hashexpr import sql as hsql
+from hashexpr.reconcile.arrow_types import arrow_type
+from hashexpr.reconcile.catalog import PostgresType, Refused, SideColumn, postgres_spark_type
+from hashexpr.reconcile.columns import SidePlan
+from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, Aggregates
+from hashexpr.reconcile.sources import (
+    COLUMN_HASH_BYTES,
+    COLUMN_HASHES,
+    KEY_HASH,
+    NULL_KEY,
+    ROW_HASH,
+    Source,
+    key_column,
+    segment_clause,
+    sql_array,
+    table_sql,
+)
+from hashexpr.sql.layered import Layered, postgres_record_hash, postgres_record_key
+
+_DIALECT = hsql.dialect("postgres")
+#: From this many rows LLVM's optimisation of the hash expressions (where the server has JIT on) pays.
+JIT_ROWS = 2_000_000
+
+
+def _quote(name: str) -> str:
+    return _DIALECT.quote(name)
+
+
+def _segment(key_hash: str, bits: int) -> str:
+    """The segment at ``bits`` of a key hash (``bytea``): its first 32 bits, big-endian, shifted."""
+    word = " | ".join(
+        f"(CAST(get_byte({key_hash}, {i}) AS bigint) << {8 * (3 - i)})"
+        if i < 3
+        else f"get_byte({key_hash}, 3)"
+        for i in range(4)
+    )
+    return f"(({word}) >> {MAX_BITS - bits})" if bits else "CAST(0 AS bigint)"
+
+
+def _lane(row_hash: str, start: int) -> str:
+    """4 bytes of a row hash from ``start`` (0-based), as a signed integer (big-endian)."""
+    return " | ".join(f"(get_byte({row_hash}, {start + k}) << {24 - 8 * k})" for k in range(4))
+
+
+class PostgresSource(Source):
+    """A PostgreSQL table, view or materialized view (see :func:`hashexpr.reconcile.postgres`)."""
+
+    system = "PostgreSQL"
+
+    def __init__(self, connection: Any, table: str) -> None:
+        super().__init__()
+        self._given = connection if not isinstance(connection, str) else None
+        self._dsn = connection if isinstance(connection, str) else None
+        if self._dsn is None and not hasattr(connection, "execute"):
+            raise TypeError(
+                f"postgres: expected a connection string or a psycopg connection, got {type(connection).__name__}"
+            )
+        self._table_text = table
+        self.table = table_sql(table, "postgres")
+        self._conn: Any = None
+        self._saved: tuple[Any, ...] | None = None
+        self._columns: list[SideColumn] | None = None
+        self._types: dict[int, PostgresType] = {}
+        self._relation: int | None = None
+        self._where = self._describe_dsn()
+
+    def _describe_dsn(self) -> str:
+        from psycopg import conninfo
+
+        if self._given is not None:
+            info = self._given.info
+            return f"{info.user}@{info.host}:{info.port}/{info.dbname}"
+        try:
+            parts = conninfo.conninfo_to_dict(self._dsn)
+        except Exception as error:  # noqa: BLE001 - psycopg's message may quote the string; never repeat it
+            raise ValueError(
+                "postgres: cannot read the connection string (give a postgresql:// URL or key=value pairs): "
+                f"{type(error).__name__}"
+            ) from None
+        user = parts.get("user", "")
+        host = parts.get("host", "") or "localhost"
+        port = parts.get("port", "5432")
+        return f"{user + '@' if user else ''}{host}:{port}/{parts.get('dbname', '')}"
+
+    @property
+    def label(self) -> str:
+        return f"PostgreSQL table {self._table_text} ({self._where})"
+
+    # --- lifecycle ----------------------------------------------------------------------------------------
+
+    def _open(self, statement_timeout: float | None) -> None:
+        import psycopg
+
+        if self._given is not None:
+            conn = self._given
+            if conn.info.transaction_status != 0:  # idle
+                raise ValueError(
+                    "postgres: the connection is inside a transaction; commit or roll it back first (the "
+                    "comparison reads in a read-only transaction of its own)"
+                )
+            self._saved = (conn.autocommit,)
+            conn.autocommit = True
+        else:
+            try:
+                conn = psycopg.connect(
+                    self._dsn, autocommit=True, connect_timeout=30, application_name="hashexpr reconcile"
+                )
+            except psycopg.Error as error:
+                raise ConnectionError(
+                    f"cannot connect to PostgreSQL at {self._where}: {_first_line(error)}"
+                ) from None
+        self._conn = conn
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        if statement_timeout is not None:
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, true)", [f"{int(statement_timeout * 1000)}ms"]
+            )
+        # The aggregate's groups (up to 2^18, about 90 MB of hash table) stay in memory rather than spill to
+        # temporary files.
+        conn.execute(
+            "SELECT set_config('work_mem', '128MB', true) "
+            "WHERE pg_size_bytes(current_setting('work_mem')) < 128 * 1024 * 1024"
+        )
+        found = conn.execute("SELECT to_regclass(%s)::oid", [self.table]).fetchone()[0]
+        if found is None:
+            raise ValueError(
+                f"postgres: {self.label} does not exist (or is not on the search_path): name it schema.table, "
+                'with double quotes around a name that holds capitals or other characters ("My Table")'
+            )
+        allowed = conn.execute("SELECT has_table_privilege(%s::oid, 'SELECT')", [found]).fetchone()[0]
+        if not allowed:
+            raise ValueError(f"postgres: {self.label}: user {conn.info.user} may not SELECT from it")
+        self._relation = found
+        self._estimate = self._row_estimate()
+        if self._estimate < JIT_ROWS:
+            # Where JIT is on, LLVM's optimisation of the long hash expressions took 1 to 4 s a query, more than it
+            # saved below a few million rows; compiled without it, 0.1 s. For this transaction only.
+            self._run(
+                "SELECT set_config('jit_optimize_above_cost', '-1', true), set_config('jit_inline_above_cost', '-1', true)",
+                binary=False,
+            )
+
+    def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            if not conn.closed and conn.info.transaction_status != 0:
+                conn.execute("ROLLBACK")
+        finally:
+            if self._given is None:
+                conn.close()
+            elif self._saved is not None:
+                conn.autocommit = self._saved[0]
+
+    def cancel(self) -> None:
+        """Cancel the running query (from another thread)."""
+        conn = self._conn
+        if conn is not None:
+            conn.cancel_safe() if hasattr(conn, "cancel_safe") else conn.cancel()
+
+    def _run(self, query: str, params: list[Any] | None = None, binary: bool = True) -> list[tuple[Any, ...]]:
+        """Run a query; PostgreSQL's errors as Python's: a timeout, a value the SQL refuses, a lost server."""
+        import psycopg
+
+        try:
+            return self._conn.execute(query, params, binary=binary).fetchall()
+        except psycopg.errors.QueryCanceled as error:
+            raise TimeoutError(f"postgres: {self.label}: {_first_line(error)}") from None
+        except psycopg.DataError as error:
+            raise ValueError(f"postgres: {self.label}: {_first_line(error)}") from None
+        except psycopg.OperationalError as error:
+            raise ConnectionError(f"postgres: {self.label}: {_first_line(error)}") from None
+        except psycopg.Error as error:
+            raise RuntimeError(f"postgres: {self.label}: {_first_line(error)}") from None
+
+    # --- the catalog --------------------------------------------------------------------------------------
+
+    def _type(self, oid: int) -> PostgresType:
+        if oid not in self._types:
+            row = self._run(
+                "SELECT oid, typname, typtype, typcategory, typelem, typbasetype, typtypmod, typrelid FROM pg_type "
+                "WHERE oid = %s",
+                [oid],
+                binary=False,
+            )[0]
+            fields: tuple[tuple[str, int, int], ...] = ()
+            if row[2] == "c":
+                fields = tuple(
+                    self._run(
+                        "SELECT attname, atttypid, atttypmod FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
+                        "AND NOT attisdropped ORDER BY attnum",
+                        [row[7]],
+                        binary=False,
+                    )
+                )
+            self._types[oid] = PostgresType(row[0], row[1], row[2], row[3], row[4], row[5], row[6], fields)
+        return self._types[oid]
+
+    def columns(self) -> list[SideColumn]:
+        if self._columns is None:
+            rows = self._run(
+                "SELECT attname, format_type(atttypid, atttypmod), atttypid, atttypmod FROM pg_attribute "
+                "WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+                [self._relation],
+                binary=False,
+            )
+            columns = []
+            for name, shown, oid, typmod in rows:
+                try:
+                    columns.append(
+                        SideColumn(name, shown, postgres_spark_type(self._type, oid, typmod, shown))
+                    )
+                except Refused as why:
+                    columns.append(SideColumn(name, shown, None, str(why)))
+            self._columns = columns
+        return self._columns
+
+    def row_estimate(self) -> int:
+        return self._estimate
+
+    def _row_estimate(self) -> int:
+        estimate = self._run("SELECT reltuples FROM pg_class WHERE oid = %s", [self._relation], binary=False)[
+            0
+        ][0]
+        if estimate is None or estimate < 0:
+            # Never analysed, or a view: the planner's estimate, which runs nothing.
+            plan = self._run(f"EXPLAIN (FORMAT JSON) SELECT * FROM {self.table}", binary=False)[0][0]
+            return int(plan[0]["Plan"]["Plan Rows"])
+        return int(estimate)
+
+    # --- the passes ---------------------------------------------------------------------------------------
+
+    def _keyed(self, plan: SidePlan) -> str:
+        """Every row: the hashed columns as ``hx_c0``, ``hx_c1``, ..., its key hash ``hx_k`` and whether a key
+        column is NULL, ``hx_z``."""
+        columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
+        values = ", ".join(f"{_quote(n)} AS {c}" for c, (n, _) in zip(columns, plan.hashed))
+        aliased = f"SELECT {values} FROM {self.table}"
+        key = postgres_record_key(
+            [(hsql.column(c), t) for c, (_, t) in zip(columns, plan.key)], prefix="hx_kb"
+        )
+        null = " OR ".join(_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key))
+        bound = _bound(aliased, key, columns, " ".join(columns) + " " + null)
+        return f"SELECT {', '.join(columns)}, {key.expression} AS hx_k, ({null}) AS hx_z FROM ({bound}) AS hx_r OFFSET 0"
+
+    def _row_hashed(self, plan: SidePlan, rows: str, keep: list[str]) -> str:
+        """``rows`` (the columns of :meth:`_keyed`) with their row hash as ``hx_h``, and the columns ``keep``."""
+        columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
+        row = postgres_record_hash(
+            [(hsql.column(c), t) for c, (_, t) in zip(columns, plan.hashed)], prefix="hx_hb"
+        )
+        bound = _bound(rows, row, [*columns, "hx_k", "hx_z"], " ".join(keep))
+        return f"SELECT {', '.join(keep)}, {row.expression} AS hx_h FROM ({bound}) AS hx_q"
+
+    def _aggregate(self, plan: SidePlan, bits: int, within: tuple[int, np.ndarray] | None) -> Aggregates:
+        params: list[Any] = []
+        rows = self._keyed(plan)
+        if within is None:
+            segment = f"CASE WHEN hx_z THEN {NULL_SEGMENT} ELSE {_segment('hx_k', bits)} END"
+        else:
+            bits0, segments = within
+            rows = f"SELECT * FROM ({rows}) AS hx_w WHERE NOT hx_z AND {_segment('hx_k', bits0)} = ANY(%s::bigint[])"
+            params.append(sql_array(segments))
+            segment = _segment("hx_k", bits)
+        hashed = self._row_hashed(plan, rows, ["hx_k", "hx_z"])
+        lanes = ", ".join(f"{_lane('hx_h', 4 * i)} AS hx_l{i}" for i in range(4))
+        query = (
+            "SELECT string_agg(int8send(hx_g) || int4send(CAST(hx_n AS integer)) || int8send(hx_s1) || int8send(hx_s2), "
+            "''::bytea) FROM ("
+            # sum(integer) is a bigint: the lanes' exact sums, folded in pairs (segments.py).
+            "SELECT hx_g, count(*) AS hx_n, (sum(hx_l0) << 32) # sum(hx_l1) AS hx_s1, "
+            "(sum(hx_l2) << 32) # sum(hx_l3) AS hx_s2 FROM ("
+            f"SELECT {segment} AS hx_g, {lanes} FROM ("
+            f"{hashed} OFFSET 0) AS hx_p) AS hx_s GROUP BY hx_g) AS hx_a"
+        )
+        data = self._run(query, params)[0][0]
+        payload = bytes(data or b"")
+        self.stats.result_bytes += len(payload)
+        return Aggregates.decode(payload)
+
+    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
+        listed, nulls = segment_clause(segments)
+        column_hashes = [
+            f"substring({hsql.record_hash([(hsql.column(f'hx_c{i}'), t)], dialect='postgres')} from 1 for {COLUMN_HASH_BYTES})"
+            for i, (_, t) in enumerate(plan.hashed)
+            if i >= len(plan.key)
+        ]
+        hashes = " || ".join(column_hashes) if column_hashes else "''::bytea"
+        chosen = (
+            f"SELECT * FROM ({self._keyed(plan)}) AS hx_w "
+            f"WHERE (NOT hx_z AND {_segment('hx_k', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
+        )
+        keys = [self._key_value(f"hx_c{i}", t) for i, (_, t) in enumerate(plan.key)]
+        query = self._row_hashed(plan, chosen, [*keys, "hx_k", f"{hashes} AS hx_cc", "hx_z"])
+        rows = self._run(query, [sql_array(np.array(listed, np.int64)), nulls])
+        n = len(plan.key)
+        columns: dict[str, pa.Array] = {}
+        for i, (_, dtype) in enumerate(plan.key):
+            columns[key_column(i)] = _arrow_values([r[i] for r in rows], dtype)
+        columns[KEY_HASH] = pa.array([bytes(r[n]) for r in rows], pa.binary())
+        columns[ROW_HASH] = pa.array([bytes(r[n + 3]) for r in rows], pa.binary())
+        columns[COLUMN_HASHES] = pa.array([bytes(r[n + 1]) for r in rows], pa.binary())
+        columns[NULL_KEY] = pa.array([bool(r[n + 2]) for r in rows], pa.bool_())
+        table = pa.table(columns)
+        self.stats.result_bytes += table.nbytes
+        return table
+
+    def _key_value(self, alias: str, dtype: DataType) -> str:
+        # psycopg reads composite values as their text unless each type is registered: such key columns (rare)
+        # are given as text.
+        return f"CAST({alias} AS text)" if _has_struct(dtype) else alias
+
+
+def _bound(rows: str, layered: Layered, columns: list[str], needed: str) -> str:
+    """``rows`` (whose columns are ``columns``) with the bindings of ``layered``, each level a subquery that
+    PostgreSQL does not inline; a level carries on only the columns that later levels, the expression or
+    ``needed`` (SQL text after it) read."""
+    available = list(columns)
+    for i, level in enumerate(layered.levels):
+        later = " ".join(sql for after in layered.levels[i + 1 :] for _, sql in after)
+        later += f" {layered.expression} {needed}"
+        carried = [c for c in available if re.search(rf"\b{c}\b", later)]
+        bound = [f"{sql} AS {name}" for name, sql in level]
+        rows = f"SELECT {', '.join(carried + bound)} FROM ({rows}) AS hx_l OFFSET 0"
+        available = carried + [name for name, _ in level]
+    return rows
+
+
+def _has_struct(dtype: DataType) -> bool:
+    if isinstance(dtype, StructType):
+        return True
+    return isinstance(dtype, ArrayType) and _has_struct(dtype.elementType)
+
+
+def _arrow_values(values: list[Any], dtype: DataType) -> pa.Array:
+    if _has_struct(dtype):
+        return pa.array(values, pa.string())
+    target = arrow_type(dtype)
+    if pa.types.is_timestamp(target) and target.tz is not None:
+        values = [v.astimezone(datetime.timezone.utc) if v is not None else None for v in values]
+    if pa.types.is_decimal(target):
+        values = [decimal.Decimal(v) if v is not None else None for v in values]
+    return pa.array(values, target)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__

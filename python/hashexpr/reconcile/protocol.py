@@ -1,0 +1,207 @@
+"""The comparison: segments of the key hash compared by count and row-hash sums, refined where they differ, and
+only the rows of the segments that still differ moved (docs/RECONCILE.md).
+
+1. **Aggregate** (one pass over every row of each side, both sides at once): each system computes every row's
+   key hash and row hash and returns, per segment, its row count and the two lane sums.
+2. **Refine** (when the differing segments hold many rows): each side computes again the key hash of every row
+   and the row hash of the rows of the differing segments alone, and returns aggregates of finer segments
+   within them. Repeated while it cuts the rows to fetch at least in half.
+3. **Fetch**: each side returns the rows of the differing segments (and every NULL-key row): key values, key
+   hash, row hash and the compared columns' hashes, which :mod:`.local` compares.
+
+At a small change rate that is one full pass and one key-hash pass per side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from hashexpr.reconcile import columns as hcolumns
+from hashexpr.reconcile.arrow_types import arrow_type
+from hashexpr.reconcile.local import Found, changes_table, compare_rows
+from hashexpr.reconcile.result import Result
+from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, SEGMENT_BYTES, difference
+from hashexpr.reconcile.sources import Source
+
+#: Rows per segment of the first pass: its aggregates are about 28 bytes per 8 rows.
+SEGMENT_ROWS = 8
+#: The most segments of the first pass (a few MB of aggregates a side, and as many groups in the system).
+MAX_FIRST_BITS = 18
+#: Rows of differing segments a side fetches without refining them first; more when the table is large: an
+#: extra pass costs a key hash of every row, about what fetching a sixteenth of the rows costs.
+FETCH_ROWS = 50_000
+FETCH_SHARE = 16
+
+#: Seconds between the cancels of a side whose other side failed.
+CANCEL_EVERY = 0.2
+
+T = TypeVar("T")
+
+
+def first_bits(rows: int) -> int:
+    """The segment bits of the first pass for a table of about ``rows`` rows: about :data:`SEGMENT_ROWS` rows a
+    segment, at most 2^:data:`MAX_FIRST_BITS` segments.
+
+    Examples
+    --------
+    >>> first_bits(0), first_bits(1_000_000), first_bits(10_000_000)
+    (0, 17, 18)
+    """
+    if rows <= SEGMENT_ROWS:
+        return 0
+    return min(MAX_FIRST_BITS, math.ceil(math.log2(rows / SEGMENT_ROWS)))
+
+
+def _both(
+    pool: ThreadPoolExecutor, sides: tuple[Source, Source], work: Callable[[Source, int], T]
+) -> tuple[T, T]:
+    """``work`` on both sides at once; when one fails (or the wait is interrupted) the other is cancelled."""
+    futures = [pool.submit(work, side, i) for i, side in enumerate(sides)]
+    try:
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        # The side that failed first, when one did; the other is cancelled below.
+        for future in done:
+            if future.exception() is not None:
+                raise future.exception()
+        return futures[0].result(), futures[1].result()
+    except BaseException:
+        # A cancel that reaches a side before its query starts is lost: it is repeated until the side has ended.
+        for side, future in zip(sides, futures):
+            while not future.done():
+                _cancel(side)
+                wait([future], timeout=CANCEL_EVERY)
+            # The first failure is the one to report, not the cancelled side's own error.
+            with contextlib.suppress(BaseException):
+                future.result()
+        raise
+
+
+def _cancel(side: Source) -> None:
+    cancel = getattr(side, "cancel", None)
+    with contextlib.suppress(Exception):
+        if cancel is not None:
+            cancel()
+
+
+def run(
+    source: Source,
+    target: Source,
+    key: Any,
+    columns: Any,
+    statement_timeout: float | None,
+    progress: Callable[[str], None] | None,
+) -> Result:
+    say = progress or (lambda message: None)
+    sides = (source, target)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hashexpr-reconcile") as pool:
+        try:
+            _both(pool, sides, lambda s, _: s.open(statement_timeout))
+            found = _compare(pool, sides, key, columns, say)
+        finally:
+            for side in sides:
+                side.close()
+    found.stats["seconds"] = round(time.perf_counter() - started, 3)
+    return found
+
+
+def _compare(
+    pool: ThreadPoolExecutor, sides: tuple[Source, Source], key: Any, columns: Any, say: Callable[[str], None]
+) -> Result:
+    source, target = sides
+    listed = _both(pool, sides, lambda s, _: s.columns())
+    plan = hcolumns.plan(listed[0], listed[1], key, columns, (source.label, target.label))
+    side_plans = (plan.side("source"), plan.side("target"))
+    estimates = _both(pool, sides, lambda s, _: s.row_estimate())
+    bits = first_bits(max(estimates))
+    say(f"comparing {len(plan.compared)} columns by key {', '.join(p.name for p in plan.key)}: "
+        f"{source.label} and {target.label}")  # fmt: skip
+    t0 = time.perf_counter()
+    aggregates = _both(pool, sides, lambda s, i: s.aggregate(side_plans[i], bits, None))
+    diff = difference(*aggregates)
+    rows = (aggregates[0].rows, aggregates[1].rows)
+    nulls = (aggregates[0].null_rows(), aggregates[1].null_rows())
+    unchanged = diff.equal_rows
+    levels = [_level(bits, aggregates, diff, time.perf_counter() - t0)]
+    say(
+        f"pass 1: {rows[0]:,} and {rows[1]:,} rows in {1 << bits:,} segments; {len(diff.segments):,} differ, holding "
+        f"{diff.source_rows:,} and {diff.target_rows:,} rows ({time.perf_counter() - t0:.1f} s)"
+    )
+    has_null = bool(nulls[0] or nulls[1])
+    pending = diff.segments[diff.segments != NULL_SEGMENT]
+    to_fetch = max(diff.source_rows - nulls[0], diff.target_rows - nulls[1])
+    limit = max(FETCH_ROWS, max(rows) // FETCH_SHARE)
+    # Refining pays while the differing segments hold several rows each, and the rows they hold are many.
+    while to_fetch > limit and to_fetch > 2 * len(pending) and bits < MAX_BITS:
+        per_segment = to_fetch / len(pending)
+        finer = min(MAX_BITS, bits + max(4, math.ceil(math.log2(max(per_segment, 1))) + 2))
+        t0 = time.perf_counter()
+        within = (bits, pending)
+        refined = _both(pool, sides, lambda s, i, b=finer, w=within: s.aggregate(side_plans[i], b, w))
+        sub = difference(*refined)
+        unchanged += sub.equal_rows
+        levels.append(_level(finer, refined, sub, time.perf_counter() - t0))
+        say(
+            f"refined {len(pending):,} segments into 2^{finer}: {len(sub.segments):,} differ, holding "
+            f"{sub.source_rows:,} and {sub.target_rows:,} rows ({time.perf_counter() - t0:.1f} s)"
+        )
+        cut = sub.rows < to_fetch / 2
+        bits, pending, to_fetch = finer, sub.segments, sub.rows
+        if not cut:
+            break
+    wanted = np.concatenate([[NULL_SEGMENT], pending]).astype(np.int64) if has_null else pending
+    t0 = time.perf_counter()
+    if len(wanted):
+        fetched = _both(pool, sides, lambda s, i: s.fetch(side_plans[i], bits, wanted))
+    else:
+        fetched = None
+    compared = [p.name for p in plan.compared]
+    key_names = [p.name for p in plan.key]
+    if fetched is None:
+        found = Found()
+        changes = _empty_changes(plan)
+    else:
+        found = compare_rows(fetched[0], fetched[1], compared)
+        changes = changes_table(fetched[0], fetched[1], found, key_names)
+        say(
+            f"fetched {fetched[0].num_rows:,} and {fetched[1].num_rows:,} rows of {len(wanted):,} segments "
+            f"({time.perf_counter() - t0:.1f} s)"
+        )
+    counts = dict(found.counts)
+    counts["unchanged"] += unchanged
+    stats = {
+        "rows": {"source": rows[0], "target": rows[1]},
+        "levels": levels,
+        "source": source.stats.as_dict() | {"passes": list(source.stats.passes)},
+        "target": target.stats.as_dict() | {"passes": list(target.stats.passes)},
+    }
+    return Result(counts, plan.schema, source.label, target.label, stats, changes)
+
+
+def _level(bits: int, aggregates: tuple[Any, Any], diff: Any, seconds: float) -> dict[str, Any]:
+    return {
+        "bits": bits,
+        "segments": [len(a.segment) for a in aggregates],
+        "aggregate_bytes": [SEGMENT_BYTES * len(a.segment) for a in aggregates],
+        "differing": len(diff.segments),
+        "rows_in_differing": [diff.source_rows, diff.target_rows],
+        "seconds": round(seconds, 3),
+    }
+
+
+def _empty_changes(plan: hcolumns.Plan) -> pa.Table:
+    fields = [pa.field(p.name, arrow_type(p.source.dtype)) for p in plan.key]
+    fields += [
+        pa.field("change", pa.string()),
+        pa.field("side", pa.string()),
+        pa.field("changed_columns", pa.list_(pa.string())),
+    ]
+    return pa.schema(fields).empty_table()

@@ -1,0 +1,37 @@
+"""hashexpr.reconcile against a Spark Connect server: a DataFrame of a Connect session is a side like any other,
+hashed with the jar's functions on the server, or with the ``spark`` dialect's SQL (what a server without the jar
+runs). One server; the planted changes of tests/test_reconcile.py, which must all be found."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from pyspark.sql import SparkSession
+from reconcile_data import arrow_table, write_parquet
+from servers import SHORT_LIVED_JVM, connect_mode, connect_server
+from test_reconcile import NEW, OLD, check_truth, found_rows, planted_rows
+
+import hashexpr as hx
+from hashexpr import reconcile as rc
+
+pytestmark = pytest.mark.slow
+
+
+def test_planted_changes_against_a_connect_dataframe(tmp_path):
+    old_rows, new_rows, truth = planted_rows()
+    old_path, new_path = tmp_path / "old.parquet", tmp_path / "new.parquet"
+    write_parquet(arrow_table(OLD, old_rows), str(old_path))
+    write_parquet(arrow_table(NEW, new_rows), str(new_path))
+    with connect_server(tmp_path / "logs", [hx.jar_path()], env=SHORT_LIVED_JVM) as server, connect_mode():
+        remote = SparkSession.builder.remote(server.url).create()
+        try:
+            lake = remote.read.parquet(str(new_path))
+            for engine in ("jar", "sql"):
+                result = rc.compare(rc.parquet(old_path), rc.spark(lake, engine=engine), key="id")
+                check_truth(found_rows(result), truth)
+                assert result.counts["updated"] == len(truth["update"]), engine
+        finally:
+            remote.stop()
+            del remote
+            gc.collect()
