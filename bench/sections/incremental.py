@@ -86,6 +86,8 @@ def worker(out: str, rows: int, fractions: list[float]) -> None:
         .config("spark.driver.memory", "4g")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "8")
+        # Delta reads a snapshot's log in 50 tasks by default; a log of a few commits needs no more than the cores.
+        .config("spark.databricks.delta.snapshotPartitions", "8")
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
     )
