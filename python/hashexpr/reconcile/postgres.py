@@ -19,7 +19,7 @@ import pyarrow as pa
 from pyspark.sql.types import ArrayType, DataType, StructType
 
 from hashexpr import sql as hsql
-from hashexpr.reconcile.arrow_types import arrow_type
+from hashexpr.arrow.arrow_types import arrow_type
 from hashexpr.reconcile.catalog import PostgresType, Refused, SideColumn, postgres_spark_type
 from hashexpr.reconcile.columns import SidePlan
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, Aggregates

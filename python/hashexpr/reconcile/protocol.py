@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
+from hashexpr.arrow.arrow_types import arrow_type
 from hashexpr.reconcile import columns as hcolumns
-from hashexpr.reconcile.arrow_types import arrow_type
 from hashexpr.reconcile.local import Found, changes_table, compare_rows
 from hashexpr.reconcile.result import Result
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, SEGMENT_BYTES, difference

@@ -28,6 +28,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from hashexpr.arrow.arrow_types import arrow_type
 from hashexpr.arrow.options import hashing
 from hashexpr.diff.spec import (
     OUTPUT_COLUMNS,
@@ -127,21 +128,21 @@ def checked(
     )
 
 
-# The Arrow type that holds each atomic Spark type as Spark writes it.
-_ARROW_TYPES: dict[type, pa.DataType] = {
-    BooleanType: pa.bool_(),
-    ByteType: pa.int8(),
-    ShortType: pa.int16(),
-    IntegerType: pa.int32(),
-    LongType: pa.int64(),
-    FloatType: pa.float32(),
-    DoubleType: pa.float64(),
-    StringType: pa.string(),
-    BinaryType: pa.binary(),
-    DateType: pa.date32(),
-    TimestampType: pa.timestamp("us", tz="UTC"),
-    TimestampNTZType: pa.timestamp("us"),
-}
+# The atomic key types whose widening to themselves is certain (besides decimals).
+_ATOMIC = (
+    BooleanType,
+    ByteType,
+    ShortType,
+    IntegerType,
+    LongType,
+    FloatType,
+    DoubleType,
+    StringType,
+    BinaryType,
+    DateType,
+    TimestampType,
+    TimestampNTZType,
+)
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 _MAX_PRECISION = 38
 
@@ -158,15 +159,13 @@ def key_type(spec: Spec, pair: tuple[str, str]) -> pa.DataType:
             f"key column {pair[0]!r} has the type {arrow[0]} in old and {arrow[1]} in new, which Spark widens "
             "by rules this engine does not reproduce"
         )
-    if isinstance(widened, DecimalType):
-        return pa.decimal128(widened.precision, widened.scale)
-    return _ARROW_TYPES[type(widened)]
+    return arrow_type(widened)
 
 
 def _wider(old: DataType, new: DataType) -> DataType | None:
     """The type Spark gives a CASE over values of these two atomic types, where it is certain."""
     if type_name(old, widen=False) == type_name(new, widen=False):
-        return old if type(old) in _ARROW_TYPES or isinstance(old, DecimalType) else None
+        return old if type(old) in _ATOMIC or isinstance(old, DecimalType) else None
     if isinstance(old, _INTEGRAL) and isinstance(new, _INTEGRAL):
         return max(old, new, key=lambda t: _INTEGRAL.index(type(t)))
     if isinstance(old, (FloatType, DoubleType)) and isinstance(new, (FloatType, DoubleType)):

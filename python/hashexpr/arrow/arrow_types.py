@@ -1,4 +1,4 @@
-"""The Arrow type that holds values of a Spark type, as Spark writes them to Parquet (key values in results)."""
+"""The Arrow type that holds values of a Spark type as Spark writes them to Parquet (key values in results)."""
 
 from __future__ import annotations
 
