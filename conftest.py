@@ -22,6 +22,9 @@ from servers import SHORT_LIVED_JVM_OPTIONS
 # serial collector spend about a third less CPU than the defaults, which on two shared cores is time
 # (tests/servers.py says why the code cache keeps its default size).
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM_OPTIONS)
+# Spark's Python workers (hashexpr's Arrow path, UDFs) run PYSPARK_PYTHON, else whichever `python3` is first on
+# PATH, which need not have pyspark or hashexpr: this run's interpreter, for its sessions and the servers it starts.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 @pytest.fixture(scope="session")

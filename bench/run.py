@@ -5,7 +5,8 @@ fingerprint candidates in rounds, each once per round, so that they share the ma
 the median wall time, rows per second, the ratio to hashexpr's own candidate and the JVM's GC time and bytes
 allocated during the run (local mode: driver and executor share one JVM, so the JVM-wide counters are the
 executor's). Sections: ``hash`` (10 mixed columns), ``wide`` (50/100/200 columns), ``nested`` (arrays, maps,
-structs), ``fingerprint``, ``arrow`` (hashexpr.arrow, the Rust engine, against Spark and Python peers), ``diff``
+structs), ``fingerprint``, ``arrow`` (hashexpr.arrow, the Rust engine, against Spark and Python peers), ``nojar``
+(the Python API without the jar, the Arrow path, against the jar: classic, Spark Connect, Spark 3.5), ``diff``
 and ``sql`` (hashexpr.sql in DuckDB and PostgreSQL, no Spark). See ``bench/README.md``. Benchmarks are not
 tests: nothing here asserts.
 

@@ -1,7 +1,9 @@
 """record_hash over a real Spark Connect server gives the same bytes as classic PySpark.
 
 One server is started with hashexpr's jar (``--jars`` only: the jar registers its functions itself) and one
-without it, for the error a client gets when the server lacks the jar.
+without it, where the Python API runs hashexpr's engine in Arrow UDFs and ``mapInArrow`` (the Arrow path) and
+must give the jar's bytes (on PySpark before 4.1, which has no Arrow UDFs, the column functions say so), while
+SQL's ``record_hash`` stays unknown.
 
 Classic and Connect sessions share this Python process, which PySpark supports only partly:
 
@@ -32,11 +34,13 @@ from typing import Any
 import mmh3
 import pytest
 from cluster_job import mixed_dataset
+from nojar_job import KEYED, forced_engine, results
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, IntegerType, StringType
 from servers import ConnectServer, connect_servers
+from spark_conf import TEST_SECRETS
 
 import hashexpr as hx
 from hashexpr import reference
@@ -126,9 +130,18 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Conn
     Connect session waits for its server.
     """
     log_dir = tmp_path_factory.mktemp("connect")
-    # An HMAC secret is the server's: clients name it, never hold it.
-    conf = {"spark.sql.session.timeZone": "UTC", f"spark.hashexpr.secret.{SERVER_SECRET[0]}": SERVER_SECRET[1]}
-    with connect_servers(log_dir, [[hx.jar_path()], []], conf=conf, wait=False) as (with_jar, bare):
+    # An HMAC secret is the server's: clients name it, never hold it. The test session's pii key too, for the
+    # Arrow path's results (tests/nojar_job.py).
+    conf = {
+        "spark.sql.session.timeZone": "UTC",
+        f"spark.hashexpr.secret.{SERVER_SECRET[0]}": SERVER_SECRET[1],
+        "spark.hashexpr.secret.pii": TEST_SECRETS["pii"],
+    }
+    # The server's Python workers import hashexpr, as a cluster's do from the installed wheel: from this
+    # checkout here (another line's virtualenv has it on a relative PYTHONPATH only).
+    package = str(Path(hx.__file__).resolve().parents[1])
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
+    with connect_servers(log_dir, [[hx.jar_path()], []], conf=conf, wait=False, env=env) as (with_jar, bare):
         yield {"jar": with_jar, "bare": bare}
 
 
@@ -341,18 +354,58 @@ def test_unknown_column_is_sparks_analysis_exception(remote: SparkSession) -> No
     assert "no_such_column" in str(raised.value)
 
 
-def test_server_without_jar_raises_not_installed(bare_remote: SparkSession) -> None:
-    """Against a server without the jar, hx.record_hash says so, and how to fix it, before any query runs."""
+@pytest.fixture(scope="module")
+def classic_nojar(spark: SparkSession) -> dict[str, Any]:
+    """tests/nojar_job.py's results with the jar in the classic session, before any Connect session exists."""
+    assert CONNECT_MODE not in os.environ, "a Connect session was left behind by an earlier test"
+    with forced_engine("jar"):
+        return json.loads(json.dumps(results(spark)))
+
+
+def test_python_api_without_the_jar_over_connect(
+    classic_nojar: dict[str, Any], bare_remote: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the jar, hx.engine says 'arrow' and every function gives the jar's results on data made by the
+    server and by the client; on PySpark before 4.1 the column functions say they need Arrow UDFs (and name the
+    DataFrame-level functions). A server that hides its secret confs from clients (Spark redacts them) leaves
+    the HMAC key out of the Arrow path's reach: those calls say so, and that the jar reads the key."""
+    monkeypatch.delenv("HASHEXPR_ENGINE", raising=False)
+    assert hx.engine(bare_remote) == "arrow"
+    got = json.loads(json.dumps(results(bare_remote)))
+    assert got.keys() == classic_nojar.keys() and len(got) == 15
+    expected = dict(classic_nojar)
+    if bare_remote.conf.get("spark.hashexpr.secret.pii", None) is None:
+        for name in KEYED:
+            assert got[name]["error"] == "ValueError", name
+            assert "never shows its clients" in got[name]["message"] and "with the jar" in got[name]["message"]
+            got.pop(name), expected.pop(name)
+    columns = [name for name in expected if name.split(" ")[0] in ("server", "local")]
+    assert len(columns) >= 7
+    assert {k: v for k, v in got.items() if k not in columns} == {k: v for k, v in expected.items() if k not in columns}
+    if hasattr(F, "arrow_udf"):
+        assert {k: got[k] for k in columns} == {k: expected[k] for k in columns}
+    else:
+        for name in columns:
+            assert got[name]["error"] == "RuntimeError", name
+            message = got[name]["message"]
+            assert "has no Arrow UDFs" in message and "hx.dataset_fingerprint" in message
+
+
+def test_server_without_jar_sql_and_forced_jar(
+    bare_remote: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the jar, SQL's record_hash is Spark's unknown function; with HASHEXPR_ENGINE=jar, hx.record_hash
+    says the jar is missing, and how to fix it, before any query runs."""
+    with pytest.raises(AnalysisException) as sql_error:
+        bare_remote.sql("SELECT record_hash(1)").collect()
+    assert _condition(sql_error.value) == "UNRESOLVED_ROUTINE"
+    monkeypatch.setenv("HASHEXPR_ENGINE", "jar")
     with pytest.raises(hx.HashExprNotInstalledError) as raised:
         hx.record_hash("id")
     message = str(raised.value)
     assert raised.value.function == "record_hash"
     assert "start Spark with hashexpr's jar" in message
     assert 'Spark Connect:   start the server with --jars "$(python -m hashexpr jar)"' in message
-    # Plain SQL cannot be checked in advance: there the error is Spark's own.
-    with pytest.raises(AnalysisException) as sql_error:
-        bare_remote.sql("SELECT record_hash(1)").collect()
-    assert _condition(sql_error.value) == "UNRESOLVED_ROUTINE"
 
 
 def _condition(error) -> str | None:

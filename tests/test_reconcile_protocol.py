@@ -142,3 +142,56 @@ def test_lanes_are_exact_sums_of_signed_words_folded_in_pairs():
 @pytest.mark.parametrize(("rows", "bits"), [(0, 0), (8, 0), (9, 1), (1_000_000, 17), (10**9, 18)])
 def test_first_pass_segments(rows, bits):
     assert protocol.first_bits(rows) == bits
+
+
+def test_postgres_to_postgres_aggregates_row_texts_and_stays_exact(postgres):
+    """Two PostgreSQL tables of the same types aggregate by the MD5 of each row's text, not by SHA-256 record
+    hashes: a one-ulp change is still found where the server's own float text would hide it
+    (``extra_float_digits = 0``), and values equal as the format sees them but written differently (``-0`` and
+    ``0``) are fetched and found unchanged, not reported."""
+    rows = [(k, f"s{k}", k / 3) for k in range(2_000)]
+    changed = list(rows)
+    changed[5] = (5, "s5", float(np.nextafter(5 / 3, 10.0)))  # one ulp
+    changed[0] = (0, "s0", -0.0)  # rows[0] is 0.0: equal under the format
+    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+        postgres_table(conn, "texts_old", COLUMNS, rows, batch=2000)
+        postgres_table(conn, "texts_new", COLUMNS, changed, batch=2000)
+        database = conn.info.dbname
+        conn.execute(f'ALTER DATABASE "{database}" SET extra_float_digits = 0')
+    try:
+        said: list[str] = []
+        result = rc.compare(
+            rc.postgres(postgres.dsn, "texts_old"),
+            rc.postgres(postgres.dsn, "texts_new"),
+            key="id",
+            progress=said.append,
+        )
+    finally:
+        with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{database}" RESET extra_float_digits')
+    assert any("compare the rows' texts" in line for line in said), said
+    assert {k: result.counts[k] for k in ("inserted", "deleted", "updated", "unchanged")} == {
+        "inserted": 0,
+        "deleted": 0,
+        "updated": 1,
+        "unchanged": 1_999,
+    }
+    assert [r["id"] for r in result.changes().to_pylist()] == [5]
+    # The -0.0 row's segment differed by its text and was fetched, then settled by the record hashes.
+    assert result.stats["source"]["rows_fetched"] >= 2
+
+
+def test_postgres_tables_of_other_types_aggregate_record_hashes(postgres):
+    """A column typed differently on the two sides (``integer`` and ``bigint``) compares by record hashes from
+    the first pass: the texts of the two types could differ for equal values."""
+    rows = [(k, f"s{k}", k / 4) for k in range(500)]
+    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+        postgres_table(conn, "typed_a", COLUMNS, rows, batch=500)
+        postgres_table(conn, "typed_b", COLUMNS, rows, batch=500)
+        conn.execute("ALTER TABLE typed_b ALTER COLUMN id TYPE integer")
+    said: list[str] = []
+    result = rc.compare(
+        rc.postgres(postgres.dsn, "typed_a"), rc.postgres(postgres.dsn, "typed_b"), key="id", progress=said.append
+    )
+    assert not any("texts" in line for line in said), said
+    assert result.counts["unchanged"] == 500 and result.stats["source"]["rows_fetched"] == 0

@@ -36,6 +36,7 @@ SECTIONS = (
     "fingerprint",
     "incremental",
     "arrow",
+    "nojar",
     "diff",
     "cluster",
     "scale",

@@ -25,6 +25,7 @@ from hashexpr.jar import EXTENSION_CLASS, jar_path
 from hashexpr.metadata import with_metadata
 from hashexpr.reference import FORMAT_VERSION
 from hashexpr.session import configure
+from hashexpr.spark_arrow import engine
 
 try:
     __version__ = version("hashexpr")
@@ -43,6 +44,7 @@ __all__ = [
     "delta_fingerprint",
     "diff",
     "diff_plan",
+    "engine",
     "find_collisions",
     "fingerprint_state",
     "fingerprints_by",

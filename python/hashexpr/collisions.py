@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.types import CharType, DataType, StringType, StructType, VarcharType
 
 from hashexpr.definitions import METADATA_KEY, Definition
 from hashexpr.functions import normalize_key, record_key
@@ -95,14 +96,18 @@ def _given(trim: object, case: object, empty_as_null: object, function: str) -> 
     )
 
 
-def _key_part(name: str, options: KeyOptions) -> Column:
-    """A key part as record_key sees it: a top-level string normalised as ``options`` ask (``normalize_key``)."""
+def _key_part(name: str, options: KeyOptions, dtype: DataType) -> Column:
+    """A key part as record_key sees it: a top-level string normalised as ``options`` ask (``normalize_key``);
+    a part of another type is what record_key hashes already."""
+    if not isinstance(dtype, (StringType, CharType, VarcharType)):
+        return column(name)
     return normalize_key(column(name), **options.normalizing).alias(name)
 
 
-def _business_key(key: list[str], options: KeyOptions) -> Column:
+def _business_key(key: list[str], options: KeyOptions, schema: StructType) -> Column:
     # Spellings that one normalisation maps to one key are one business key, not a collision.
-    return F.struct(*(_key_part(n, options) for n in key))
+    types = {field.name: field.dataType for field in schema.fields}
+    return F.struct(*(_key_part(n, options, types[n]) for n in key))
 
 
 def find_collisions(
@@ -200,7 +205,7 @@ def find_collisions(
         )
         hash_key = column(hash_col)
     pairs = (
-        df.select(_business_key(names, normalization).alias(_BK), hash_key.alias(_HK))
+        df.select(_business_key(names, normalization, df.schema).alias(_BK), hash_key.alias(_HK))
         .where(F.col(_HK).isNotNull())
         .groupBy(_BK, _HK)
         .agg(F.count(F.lit(1)).alias(_N))

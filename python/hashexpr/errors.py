@@ -13,7 +13,10 @@ class HashExprNotInstalledError(RuntimeError):
             '  - spark-submit:    spark-submit --jars "$(python -m hashexpr jar)" ...\n'
             '  - Spark Connect:   start the server with --jars "$(python -m hashexpr jar)"\n'
             "A running Spark driver cannot load the jar: restart the Python process (or notebook kernel) and "
-            "build the session with hx.configure, or start it with --jars."
+            "build the session with hx.configure, or start it with --jars.\n"
+            "Where no jar can load (Databricks serverless, Spark Connect services), hashexpr's Python API runs "
+            "without it (unset HASHEXPR_ENGINE, or set it to arrow: docs/PYTHON.md), and in SQL the spark dialect "
+            "of hashexpr.sql writes SHA-256 keys as plain Spark SQL (docs/SQL.md)."
         )
         self.function = function
 

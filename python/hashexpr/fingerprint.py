@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pyspark.sql import Column
 
 from hashexpr.fingerprint_state import FingerprintState
-from hashexpr.functions import ColumnOrName, _call
+from hashexpr.functions import ColumnOrName, _arrow, _call
 from hashexpr.names import column, quote, resolve
 from hashexpr.options import FINGERPRINT_ALGORITHMS, check_secret_name, word
 from hashexpr.reference.types import spark_type_string
@@ -103,6 +103,11 @@ def dataset_fingerprint(
     >>> hx.dataset_fingerprint(a, algorithm="lthash16")[:13]
     'hx1-lthash16:'
     """
+    if _arrow():
+        from hashexpr.spark_arrow.fingerprints import state
+
+        chosen, secret = _check_fingerprint_options(algorithm, secret)
+        return state(df, chosen, secret, "dataset_fingerprint").fingerprint
     fingerprint = _fingerprint_column(["*"], algorithm, secret)
     return df.agg(fingerprint).first()[0]
 
@@ -147,6 +152,13 @@ def fingerprints_by(
             raise TypeError(
                 f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}"
             )
+    if _arrow():
+        from hashexpr.spark_arrow.fingerprints import fingerprints_by as arrow_fingerprints_by
+
+        chosen, secret = _check_fingerprint_options(algorithm, secret, "fingerprints_by")
+        named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
+        keys = [next(named) if isinstance(c, str) else c for c in by]
+        return arrow_fingerprints_by(df, keys, chosen, secret, "fingerprints_by")
     fingerprint = _fingerprint_column(list(map(quote, df.columns)), algorithm, secret)
     named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
     groups = [column(next(named)) if isinstance(c, str) else c for c in by]
@@ -202,6 +214,10 @@ def fingerprint_state(
                 f"fingerprint_state: cols takes Columns or column names, got {type(c).__name__}: {c!r}"
             )
     chosen = df.select(*cols) if cols else df
+    if _arrow():
+        from hashexpr.spark_arrow.fingerprints import state
+
+        return state(chosen, algorithm, secret, "fingerprint_state")
     options = (
         "" if algorithm == "murmur3" else "algorithm=lthash16" + (f"; secret={secret}" if secret else "")
     )

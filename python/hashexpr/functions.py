@@ -53,6 +53,16 @@ def _call(function: str, options: str, cols: Sequence[ColumnOrName]) -> Column:
     return F.call_function(called, *head, *columns)
 
 
+def _arrow() -> bool:
+    """Whether the active session hashes through the Arrow path (no jar, or ``HASHEXPR_ENGINE=arrow``)."""
+    from hashexpr.spark_arrow.engine import forced, uses_arrow
+
+    chosen = forced()
+    if chosen is not None:
+        return chosen == "arrow"
+    return SparkSession.getActiveSession() is not None and uses_arrow()
+
+
 def _require(name: str) -> None:
     """Fail with a fix when the active session lacks hashexpr's functions (e.g. the jar is missing)."""
     spark = SparkSession.getActiveSession()
@@ -116,6 +126,10 @@ def record_hash(
         raise ValueError("record_hash needs at least one column: pass column names, Columns, or '*'")
     function = "record_hash_by_name" if flag(by_name, "by_name", "record_hash") else "record_hash"
     options = "; ".join(hash_options(algorithm, secret, function))
+    if _arrow():
+        from hashexpr.spark_arrow.columns import hash_column
+
+        return hash_column(function, cols, "by_name" if by_name else "positional", algorithm, secret)
     return _call(function, options, cols)
 
 
@@ -197,6 +211,10 @@ def record_key(
                 "null_key and algorithm cannot apply to: normalise the column in the query instead"
             )
         return _to_column(cols[0])
+    if _arrow():
+        from hashexpr.spark_arrow.columns import hash_column
+
+        return hash_column("record_key", cols, "key", algorithm, secret, key)
     return _call("record_key", options, cols)
 
 
@@ -236,5 +254,9 @@ def normalize_key(
     options = KeyOptions.of(trim=trim, case=case, empty_as_null=empty_as_null, function="normalize_key")
     if not options.normalizes:
         return _to_column(col)
+    if _arrow():
+        from hashexpr.spark_arrow.columns import normalize_column
+
+        return normalize_column(col, options)
     _require("normalize_key")
     return F.call_function("normalize_key", F.lit(options.normalization), _to_column(col))

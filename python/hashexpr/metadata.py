@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from hashexpr.definitions import Definition, field_metadata, hash_definition, key_definition
-from hashexpr.functions import _require, record_hash, record_key
+from hashexpr.functions import _arrow, _require, record_hash, record_key
 from hashexpr.names import column, quote, resolve
 from hashexpr.options import Algorithm, KeyOptions, algorithm_of, flag
 from hashexpr.reference import FORMAT_VERSION
@@ -315,6 +315,25 @@ def with_metadata(
         instant = _commit_time(commit_time)
         commit_at = F.lit(instant).cast("timestamp")
         commit = F.lit(commit_id if commit_id is not None else _commit_id(instant))
+    if _arrow():
+        if commit_seqno and streaming:
+            raise ValueError(
+                "with_metadata: commit_seqno on a streaming DataFrame numbers rows with the jar's row_position(), "
+                "and this Spark session has no hashexpr jar: load the jar, drop commit_seqno, or call "
+                "with_metadata on each micro-batch in foreachBatch"
+            )
+        return _with_metadata_arrow(
+            df,
+            keys,
+            payload,
+            options,
+            hashing,
+            chosen,
+            recorded,
+            commit_at,
+            _seqno(commit) if commit_seqno else None,
+            source_file,
+        )
     added: list[tuple[str, Column]] = [
         ("record_key", record_key(*map(quote, keys), **options.as_kwargs(), **hashing)),
         ("record_hash", record_hash(*map(quote, payload), by_name=True, **hashing)),
@@ -347,4 +366,53 @@ def with_metadata(
             else column(c)
             for c in tagged.columns
         )
+    )
+
+
+def _with_metadata_arrow(
+    df: DataFrame,
+    keys: list[str],
+    payload: list[str],
+    options: KeyOptions,
+    hashing: dict[str, Any],
+    chosen: dict[str, str],
+    recorded: Mapping[str, Definition],
+    commit_at: Column,
+    seqno: Column | None,
+    source_file: bool,
+) -> DataFrame:
+    """:func:`with_metadata` without the jar: the same columns, the hashes computed by the Rust engine.
+
+    The other fields are computed first, in a projection of the source, where ``_metadata`` and the row
+    positions are still those of the files read; the hashes are then appended (``mapInArrow`` where PySpark
+    has no Arrow UDFs), and the columns put in with_metadata's order.
+    """
+    from hashexpr.spark_arrow.frames import HashSpec, with_hashes
+
+    rest: list[tuple[str, Column]] = [("commit_time", commit_at)]
+    if seqno is not None:
+        rest.append(("commit_seqno", seqno))
+    if source_file:
+        rest.append(("source_file", _source_file(df)))
+    rest.append(("format_version", F.lit(FORMAT_VERSION).cast("int")))
+    fields = ["record_key", "record_hash", *(field for field, _ in rest)]
+    _check_clashes(df, [chosen[field] for field in fields])
+    staged = {field: f"_hx_staged_{field}" for field in fields}
+    taken = [c for c in df.columns if c.lower() in {v.lower() for v in staged.values()}]
+    if taken:
+        raise ValueError(
+            f"with_metadata: the DataFrame has a column {taken[0]!r}, a name the Arrow path needs"
+        )
+    before = df.select("*", *(c.alias(staged[field]) for field, c in rest))
+    specs = [
+        HashSpec(staged["record_key"], tuple(keys), "key", key=options, **hashing),
+        HashSpec(staged["record_hash"], tuple(payload), "by_name", **hashing),
+    ]
+    hashed = with_hashes(before, specs, "with_metadata")
+    return hashed.select(
+        *(column(c) for c in df.columns),
+        *(
+            F.col(quote(staged[field])).alias(chosen[field], metadata=_metadata_of(field, recorded))
+            for field in fields
+        ),
     )

@@ -6,7 +6,9 @@ Rows are matched by the hash of their key (:func:`record_key`) and compared by t
 only and finds the buckets that hold changes; the rows of those buckets alone are joined with their values
 (or, when most buckets differ, the rows of the keys that a comparison of key and row hashes finds changed).
 A side written by :func:`~hashexpr.metadata.with_metadata` lends its stored key and row hashes to the first
-job, which then reads only those two columns of it. See ``docs/DIFF.md``.
+job, which then reads only those two columns of it. In a session without hashexpr's jar, the hashes are computed
+by the Rust engine in PySpark's Arrow routes (:mod:`hashexpr.diff.hash_columns`) and plain SQL compares them
+(:mod:`hashexpr.diff.sums`), with the same results. See ``docs/DIFF.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from hashexpr.diff.aggregate import aggregated, change_types
 from hashexpr.diff.buckets import bucket_pass, counts
+from hashexpr.diff.hash_columns import check_columns
 from hashexpr.diff.inputs import checked
 from hashexpr.diff.join import compared
 from hashexpr.diff.spec import CHANGE_TYPES, DEFAULT_BUCKETS, MAX_BUCKETS, KeySpec
@@ -72,7 +75,8 @@ def diff_plan(
     The first Spark query is the one :func:`diff` runs: it counts each side's rows per bucket, sums their
     digests (hashes of key hash and compared values) and finds the buckets that differ. A second query
     compares the keys of those buckets one by one, which gives the exact number of inserts, updates, deletes,
-    unchanged rows, duplicate-key rows and NULL-key rows. Only hashes are shuffled, never the rows.
+    unchanged rows, duplicate-key rows and NULL-key rows. Only hashes are shuffled, never the rows. Like
+    :func:`diff`, it runs without hashexpr's jar too, with the same counts.
 
     Parameters
     ----------
@@ -145,6 +149,14 @@ def diff(
     it first compares the keys on their hashes and joins the rows of the changed keys.
     The inputs are read two or three times, so they must give the same rows each time (a table or files, not a
     non-deterministic query; cache such a query first).
+
+    It runs without hashexpr's jar too (Databricks serverless, Spark Connect services that load no jar, or
+    ``HASHEXPR_ENGINE=arrow``), with the same output: the Rust engine of hashexpr's wheel computes each side's
+    hashes in PySpark's Arrow routes (Arrow UDFs on PySpark 4.1 and later, ``mapInArrow`` on 3.5 and 4.0) and
+    plain Spark SQL compares them; when most buckets differ, every row is joined (there is no filter of the
+    changed keys). A column the diff hashes, of a type the Arrow path cannot hash as the jar does (a collated
+    string, an interval, ``VARIANT``), is refused before any job with an error naming the column; load the jar
+    or cast it.
 
     Parameters
     ----------
@@ -227,6 +239,9 @@ def diff(
     # themselves, else a join); the bucket pass pays for itself only where it spares the values join most rows.
     if not changed_columns and aggregated(spec, include_values):
         return change_types(spec, include_unchanged)
+    if spec.arrow and changed_columns:
+        # Refused before the bucket pass runs, not when the values join is planned after it.
+        check_columns(spec)
     one_pass = include_unchanged or not (changed_columns or include_values) or spec.algorithm != "murmur3"
     plan = None if one_pass else bucket_pass(spec)
     return compared(spec, plan, include_values, changed_columns, include_unchanged)

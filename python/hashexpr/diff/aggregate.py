@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from hashexpr.diff.rows import hashes_sql
 from hashexpr.diff.spec import PART, SIDE, H, P, Spec
 from hashexpr.diff.stored import null_key_sql
+from hashexpr.diff.sums import rows_per_key_sql
 from hashexpr.names import quote
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ def change_types(spec: Spec, include_unchanged: bool) -> DataFrame:
     """The diff's rows (key columns, ``change``, ``side``) from one aggregate per key (see the module).
 
     Per key, ``diff_rows`` gives each side's row count and whether both sides hold the same multiset of row
-    hashes; one output row per input row (a matched pair in one) is then made from those alone."""
+    hashes (without the jar, plain SQL gives the same: :func:`~hashexpr.diff.sums.rows_per_key_sql`); one output
+    row per input row (a matched pair in one) is then made from those alone."""
     width = row_hash_width(spec)
     keys = [quote(k) for k in spec.key]
     null_key = null_key_sql(spec)
@@ -52,6 +54,9 @@ def change_types(spec: Spec, include_unchanged: bool) -> DataFrame:
         row_hash = f"X'{'00' * width}'" if row_hash == "X''" else row_hash
         sides.append(spec.side(i).selectExpr(*keys, alone, f"{i} AS {SIDE}", f"{row_hash} AS {H}"))
     group = [F.col(k) for k in [*keys, PART]]
+    per_key_sql = (
+        rows_per_key_sql(H, spec.algorithm != "murmur3") if spec.arrow else f"diff_rows({SIDE}, {H}, {width})"
+    )
     # Shuffled by key first: the aggregate then runs once, after the shuffle (Spark combines its partial and
     # final steps where no shuffle parts them), instead of a partial aggregate over keys that are nearly all
     # distinct before it, which only made the shuffled rows into buffers of the same size.
@@ -60,7 +65,7 @@ def change_types(spec: Spec, include_unchanged: bool) -> DataFrame:
         .unionByName(sides[1])
         .repartition(*group)
         .groupBy(*group)
-        .agg(F.expr(f"diff_rows({SIDE}, {H}, {width}) AS {R}"))
+        .agg(F.expr(f"{per_key_sql} AS {R}"))
     )
     o, n, same = f"{R}.old_rows", f"{R}.new_rows", f"{R}.same"
     # A key whose rows differ and that has several on a side: each row is reported on its own.

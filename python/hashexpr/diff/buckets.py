@@ -15,6 +15,7 @@ from hashexpr.diff.plan import BucketPass
 from hashexpr.diff.rows import compare_groups, hashed_sides, identity
 from hashexpr.diff.spec import BUCKET, CHANGE_TYPES, DIGEST, KH, SIDE, Spec
 from hashexpr.diff.stored import key_hash_sql, refusals
+from hashexpr.diff.sums import bucket_pass as summed_buckets
 
 # Bits of the filter of changed keys (see key_filter): per row the bucket pass counted, so that at most one
 # unchanged row in eight passes it, and at most 8 MiB, which every task reading a side receives once.
@@ -26,8 +27,13 @@ def bucket_pass(spec: Spec) -> BucketPass:
     """Run the bucket pass: one aggregate (``diff_buckets``) over both sides, without grouping.
 
     Each task counts its rows and sums their digests into an array indexed by bucket, so the only shuffle is
-    one buffer per task; no bucket is grouped, and no row is shuffled.
+    one buffer per task; no bucket is grouped, and no row is shuffled. Without the jar, plain SQL groups the
+    rows by bucket instead (:func:`hashexpr.diff.sums.bucket_pass`): the same buckets, one row per bucket each
+    task saw shuffled.
     """
+    if spec.arrow:
+        with refusals():
+            return summed_buckets(hashed_sides(spec), [*identity(spec), DIGEST])
     found = f"diff_buckets({SIDE}, {BUCKET}, {spec.buckets}, {DIGEST}) AS found"
     with refusals():
         # collect, not first: a LIMIT on top of the aggregate would cost another job.
@@ -44,7 +50,7 @@ def bucket_pass(spec: Spec) -> BucketPass:
 
 def counts(spec: Spec, plan: BucketPass) -> dict[str, int]:
     """Exact output rows per change type: the keys of the differing buckets are compared one by one."""
-    per_key = compare_groups(hashed_sides(spec, plan), identity(spec))
+    per_key = compare_groups(spec, hashed_sides(spec, plan), identity(spec))
     n_old, n_new, same = F.col("n_old"), F.col("n_new"), F.col("same")
     single = (n_old <= 1) & (n_new <= 1)
     zero = F.lit(0)
@@ -76,15 +82,16 @@ def key_filter(spec: Spec, plan: BucketPass | None) -> Column | None:
     the keys of the differing buckets are compared one by one on their hashes (a shuffle of two hashes per
     row), and the keys that differ set bits in a bitmap (``diff_key_filter``), a scalar subquery that Spark
     runs once; the join then reads the rows of those keys, and of the unchanged keys only the few that share a
-    bit. This reads the inputs a third time. Needs ``DataFrame.scalar`` (PySpark 4.0 and later); without it,
-    every row is joined.
+    bit. This reads the inputs a third time. Needs ``DataFrame.scalar`` (PySpark 4.0 and later) and the jar;
+    without them, every row is joined.
     """
     # Looked up on the class: a DataFrame answers an unknown attribute with a column of that name.
-    if plan is None or not plan.joins_everything or not callable(getattr(type(spec.old), "scalar", None)):
+    scalar = callable(getattr(type(spec.old), "scalar", None))
+    if plan is None or not plan.joins_everything or not scalar or spec.arrow:
         return None
     wanted = KEY_FILTER_BITS_PER_ROW * max(plan.rows_to_compare, 1)
     bits = min(KEY_FILTER_MAX_BITS, max(1024, 1 << (wanted - 1).bit_length()))
-    per_key = compare_groups(hashed_sides(spec, plan), identity(spec))
+    per_key = compare_groups(spec, hashed_sides(spec, plan), identity(spec))
     # The bitmap holds key hashes, which the rows of the values join are tested with.
     key_hash = key_hash_sql(spec) if spec.buckets_by_key else KH
     changed = per_key.where(~F.col("same")).selectExpr(f"diff_key_filter({key_hash}, {bits})")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from hashexpr.diff import hash_columns
 from hashexpr.diff import stored as hstored
 from hashexpr.diff.spec import (
     DEFAULT_BUCKETS,
@@ -44,8 +45,11 @@ def checked(
     """The diff of ``old`` and ``new`` as :class:`~hashexpr.diff.spec.Spec`: every name resolved on both sides,
     the schemas compared, the stored hashes found and checked."""
     algorithm, secret = algorithm_of(algorithm, secret, "diff")
-    # Checked once here: diff's queries call hashexpr's functions in SQL text.
-    _require("record_hash")
+    # Checked once here: with the jar, diff's queries call hashexpr's functions in SQL text; without it, the
+    # Arrow path computes the hashes as columns (hashexpr.diff.hash_columns).
+    arrow = hash_columns.uses_arrow(old)
+    if not arrow:
+        _require("record_hash")
     keys = [key] if isinstance(key, str) else list(key)
     if not keys:
         raise ValueError("diff needs at least one key column")
@@ -114,13 +118,15 @@ def checked(
         algorithm=algorithm,
         secret=secret,
         raw_keys=all(raw_key_type(old_types[o], new_types[n]) for o, n in key_pairs),
+        arrow=arrow,
     )
     if not any(names):
-        return spec
+        return hash_columns.attached(spec) if arrow else spec
     checked_sides = {i: hstored.check(spec, i, found, own[i]) for i, found in enumerate(names) if found}
     if len({s.with_key for s in checked_sides.values()}) > 1:
         raise ValueError(
             "diff: the stored record hashes of old and new cover different columns (one includes the key "
             "columns, the other does not); pass old_hashes=False or new_hashes=False to hash that side again"
         )
-    return replace(spec, stored=(checked_sides.get(0), checked_sides.get(1)))
+    spec = replace(spec, stored=(checked_sides.get(0), checked_sides.get(1)))
+    return hash_columns.attached(spec) if arrow else spec

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from hashexpr.diff import hash_columns
 from hashexpr.diff.buckets import key_filter
 from hashexpr.diff.plan import BucketPass
-from hashexpr.diff.rows import hashes_sql, keyed, lanes
-from hashexpr.diff.spec import BUCKET, FP, KH, PART, RN, H, N, Spec, V
+from hashexpr.diff.rows import hashes_sql, keyed
+from hashexpr.diff.spec import BUCKET, FP, KH, PART, RN, C, H, N, Spec, V
+from hashexpr.diff.sums import lanes
 from hashexpr.jar_sql import record_hash_sql, string
 from hashexpr.names import quote
 
@@ -54,10 +56,12 @@ def side_rows(
     partitions: int | None = None,
     changed_keys: Column | None = None,
     with_values: bool = True,
+    with_column_hashes: bool = False,
 ) -> DataFrame:
     """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
-    sums of :func:`~hashexpr.diff.rows.lanes` over the key's rows; shuffled into ``partitions`` partitions when
-    given; with ``with_values``, the struct of their compared values.
+    sums of :func:`~hashexpr.diff.sums.lanes` over the key's rows; shuffled into ``partitions`` partitions when
+    given; with ``with_values``, the struct of their compared values; with ``with_column_hashes`` (without the
+    jar), the array of their compared columns' hashes, computed by the Arrow path for these rows only.
 
     Rows are partitioned by their key: the key columns when SQL's equality matches them exactly
     (``Spec.raw_keys``), else the key hash; NULL-key rows, never matched, are spread by their row hash."""
@@ -67,9 +71,12 @@ def side_rows(
     by_bucket = None if plan is None or plan.joins_everything else plan
     rows = keyed(spec, i, by_bucket, with_null_keys=True, key_filter=changed_keys, buckets=False)
     keys = [f"{prefix}k{j}" for j in range(len(spec.key))]
+    if with_column_hashes:
+        rows = hash_columns.column_hashes(spec, rows)
     hashed = rows.selectExpr(
         *(f"{quote(k)} AS {key}" for k, key in zip(spec.key, keys)),
         *([f"{values_sql(spec)} AS {prefix}{V}"] if with_values else []),
+        *([f"{hash_columns.column_hashes_sql(spec)} AS {prefix}{C}"] if with_column_hashes else []),
         *([] if spec.raw_keys else [KH]),
         f"{hashes_sql(spec, i)[H]} AS {H}",
         BUCKET,
@@ -87,6 +94,7 @@ def side_rows(
     return kept.selectExpr(
         *keys,
         *([prefix + V] if with_values else []),
+        *([prefix + C] if with_column_hashes else []),
         f"{BUCKET} AS {prefix}{BUCKET}",
         prefix + PART,
         f"{H} AS {prefix}{H}",
@@ -102,12 +110,18 @@ def changed_columns_sql(spec: Spec) -> str:
     empty = "CAST(array() AS array<string>)"
     if not spec.columns:
         return f"CASE WHEN `change` = 'unchanged' THEN {empty} END"
-    # Per-column hashes, so that a column counts as changed exactly when the row hash says so.
-    differing = ", ".join(
-        f"CASE WHEN {record_hash_sql([f'o{V}.{quote(c)}'], **spec.hashing)} "
-        f"!= {record_hash_sql([f'n{V}.{quote(c)}'], **spec.hashing)} THEN {string(c)} END"
-        for c in spec.columns
-    )
+    # Per-column hashes, so that a column counts as changed exactly when the row hash says so; without the jar,
+    # those the Arrow path computed for each side's joined rows.
+    if spec.arrow:
+        differing = ", ".join(
+            f"CASE WHEN o{C}[{j}] != n{C}[{j}] THEN {string(c)} END" for j, c in enumerate(spec.columns)
+        )
+    else:
+        differing = ", ".join(
+            f"CASE WHEN {record_hash_sql([f'o{V}.{quote(c)}'], **spec.hashing)} "
+            f"!= {record_hash_sql([f'n{V}.{quote(c)}'], **spec.hashing)} THEN {string(c)} END"
+            for c in spec.columns
+        )
     return (
         f"CASE WHEN `change` = 'update' THEN array_compact(array({differing})) "
         f"WHEN `change` = 'unchanged' THEN {empty} END"
@@ -126,8 +140,10 @@ def compared(
     ``include_unchanged`` the pairs of equal rows are dropped as soon as they are joined."""
     changed_keys = key_filter(spec, plan)
     partitions = join_partitions(spec, plan, changed_keys)
-    with_values = changed_columns or include_values
-    o, n = (side_rows(spec, i, plan, partitions, changed_keys, with_values) for i in (0, 1))
+    # Without the jar, changed columns come from per-column hashes the Arrow path computes, not from the values.
+    with_values = include_values or (changed_columns and not spec.arrow)
+    column_hashes = changed_columns and spec.arrow and bool(spec.columns)
+    o, n = (side_rows(spec, i, plan, partitions, changed_keys, with_values, column_hashes) for i in (0, 1))
     # Rows pair up by (key, row number); NULL-key rows (bucket -1) never pair up. Only the partition columns
     # are equalities, so Spark keeps the window's partitioning for the join instead of shuffling again.
     same_key = [f"o{PART} = n{PART}", *(f"ok{j} = nk{j}" for j in range(len(spec.key)) if spec.raw_keys)]

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from hashexpr.diff import hash_columns
 from hashexpr.diff.spec import BUCKET, DIGEST, KH, SIDE, H, Spec
 from hashexpr.diff.stored import key_hash_sql, null_key_sql, read_sql
+from hashexpr.diff.sums import same_sql
 from hashexpr.jar_sql import record_hash_sql
 from hashexpr.names import quote
 
@@ -49,11 +51,12 @@ def hashes_sql(spec: Spec, i: int) -> dict[str, str]:
     else:
         key_hash = f"CASE WHEN NOT {null_key} THEN {key_hash_sql(spec)} END"
         hashed = (spec.key if spec.by_name and spec.with_key else ()) + spec.columns
-        row_hash = (
-            record_hash_sql([quote(c) for c in hashed], by_name=spec.by_name, **spec.hashing)
-            if hashed
-            else "X''"
-        )
+        if spec.arrow:
+            row_hash = hash_columns.row_hash_sql(spec)
+        elif hashed:
+            row_hash = record_hash_sql([quote(c) for c in hashed], by_name=spec.by_name, **spec.hashing)
+        else:
+            row_hash = "X''"
     keys = ", ".join(quote(k) for k in spec.key) if spec.buckets_by_key else key_hash
     # Bucket -1 holds the NULL-key rows, which are reported, never matched.
     bucket = f"CASE WHEN {null_key} THEN -1 ELSE pmod(hash({keys}), {spec.buckets}) END"
@@ -75,6 +78,9 @@ def keyed(
     """
     stored = spec.stored[i]
     names = spec.key + spec.columns + ((stored.record_key, stored.record_hash) if stored else ())
+    if spec.arrow:
+        # The hashes the Arrow path computed, read by the expressions of hashes_sql downstream.
+        names += hash_columns.carried(spec, i)
     hashes = hashes_sql(spec, i)
     bucket = (
         hashes[BUCKET]
@@ -118,6 +124,7 @@ def hashed_sides(spec: Spec, plan: BucketPass | None = None) -> DataFrame:
 
     The digest is the record hash of the key hash and the row hash: equal values hash alike also when a
     column's type differs between the sides within a widening group, and a changed key changes the digest.
+    Without the jar the digest is the row hash, compared together with the key (:mod:`~hashexpr.diff.sums`).
     A side with recorded stored hashes is read for its key columns and those two hashes alone. With a plan the
     differing buckets are kept however many rows they hold: a row of the other buckets would only be
     shuffled and compared to be found unchanged.
@@ -128,7 +135,9 @@ def hashed_sides(spec: Spec, plan: BucketPass | None = None) -> DataFrame:
             f"{i} AS {SIDE}",
             BUCKET,
             *key,
-            f"record_hash({', '.join(key)}, {hashes_sql(spec, i)[H]}) AS {DIGEST}",
+            f"{hashes_sql(spec, i)[H]} AS {DIGEST}"
+            if spec.arrow
+            else f"record_hash({', '.join(key)}, {hashes_sql(spec, i)[H]}) AS {DIGEST}",
         )
         for i in (0, 1)
     ]
@@ -144,28 +153,21 @@ def fingerprint_sql(*cols: str, side: int) -> str:
     return f"dataset_fingerprint({args}) FILTER (WHERE {quote(SIDE)} = {side})"
 
 
-def lanes(row_hash: str) -> list[str]:
-    """SQL of four 32-bit lanes of two 64-bit digests of a row hash.
-
-    Summed over a key's rows they compare the rows as a multiset: exact sums of 32-bit values never overflow
-    (below 2^31 rows), so equal multisets always give equal sums, and different ones equal sums only by chance.
-    """
-    out = []
-    for seed in (0, 1):
-        digest = f"xxhash64({row_hash}, {seed})"
-        out += [f"shiftrightunsigned({digest}, 32)", f"({digest} & {0xFFFFFFFF})"]
-    return out
-
-
-def compare_groups(hashed: DataFrame, group: list[str]) -> DataFrame:
-    """Per group: each side's row count, and whether both sides hold the same multiset of rows.
+def compare_groups(spec: Spec, hashed: DataFrame, group: list[str]) -> DataFrame:
+    """Per group: each side's row count, and whether both sides hold the same multiset of rows (without the
+    jar, of their digests, by :func:`~hashexpr.diff.sums.same_sql`: a group is one key).
 
     Every aggregate has a fixed-width buffer, so Spark runs one hash aggregate that folds each task's rows
     into at most one row per group before the shuffle.
     """
     rows = [c for c in hashed.columns if c not in (SIDE, BUCKET)]
+    same = (
+        same_sql(DIGEST, spec.algorithm != "murmur3")
+        if spec.arrow
+        else f"{fingerprint_sql(*rows, side=0)} = {fingerprint_sql(*rows, side=1)}"
+    )
     return hashed.groupBy(*group).agg(
         F.expr(f"count_if({SIDE} = 0) AS n_old"),
         F.expr(f"count_if({SIDE} = 1) AS n_new"),
-        F.expr(f"{fingerprint_sql(*rows, side=0)} = {fingerprint_sql(*rows, side=1)} AS same"),
+        F.expr(f"{same} AS same"),
     )

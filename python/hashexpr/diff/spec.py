@@ -61,6 +61,10 @@ P = "__hx_diff_"
 SIDE, KH, H, DIGEST, BUCKET, N, RN, V, FP, PART = (
     f"{P}{n}" for n in ("side", "kh", "h", "digest", "bucket", "n", "rn", "v", "fp", "part")
 )
+# Without the jar, the hashes the Arrow path computes as columns of a side (hashexpr.diff.hash_columns): the
+# record key of the key columns, the row hash, each compared column's hash (HC + its position), and the array of
+# those a values join carries (C).
+HK, HR, HC, C = (f"{P}{n}" for n in ("hk", "hr", "hc", "c"))
 
 KeySpec = str | Sequence[str]
 SIDES = ("old", "new")
@@ -96,6 +100,9 @@ class Spec:
     # Whether the key columns themselves tell keys apart exactly as their hash does (raw_key_types): then rows
     # are matched on them, and hashed into buckets by them unless a side lends a stored key hash.
     raw_keys: bool = False
+    # Whether the session hashes without the jar: then the sides carry their hashes as columns (HK, HR) that
+    # the Arrow path computed, and plain SQL stands in for the jar's aggregates.
+    arrow: bool = False
 
     @property
     def hashing(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.types import BinaryType
 
 from hashexpr.definitions import Definition, differences, hash_definition, is_metadata_column, key_definition
+from hashexpr.diff import hash_columns
 from hashexpr.diff.spec import Side, Spec, Stored
 from hashexpr.jar_sql import record_hash_sql, record_key_sql, string
 from hashexpr.metadata import DEFAULT_NAMES
@@ -173,18 +174,18 @@ def _sampled(spec: Spec, i: int, stored: Stored) -> Stored:
     side = ("old", "new")[i]
     null_key = null_key_sql(spec)
     stored_key, stored_hash = quote(stored.record_key), quote(stored.record_hash)
-    by_name = {with_key: row_hash_sql(spec, with_key) for with_key in (True, False)}
-    row = (
-        spec.side(i)
-        .limit(CHECKED_ROWS)
-        .selectExpr(
-            "count(1) AS n",
-            f"count_if({stored_hash} IS NULL OR (NOT {null_key} AND {stored_key} IS NULL)) AS n_null",
-            f"count_if(NOT {null_key} AND NOT ({stored_key} <=> {key_hash_sql(spec)})) AS k",
-            *(f"count_if(NOT ({stored_hash} <=> {h})) AS h{int(w)}" for w, h in by_name.items()),
-        )
-        .first()
-    )
+    rows = spec.side(i).limit(CHECKED_ROWS)
+    if spec.arrow:
+        rows, key_hash, by_name = hash_columns.sampled(spec, stored, rows)
+    else:
+        key_hash = key_hash_sql(spec)
+        by_name = {with_key: row_hash_sql(spec, with_key) for with_key in (True, False)}
+    row = rows.selectExpr(
+        "count(1) AS n",
+        f"count_if({stored_hash} IS NULL OR (NOT {null_key} AND {stored_key} IS NULL)) AS n_null",
+        f"count_if(NOT {null_key} AND NOT ({stored_key} <=> {key_hash})) AS k",
+        *(f"count_if(NOT ({stored_hash} <=> {h})) AS h{int(w)}" for w, h in by_name.items()),
+    ).first()
     problems = []
     if row["n_null"]:
         problems.append(f"{row['n_null']} of the first {row['n']} rows have no stored hash (NULL)")
@@ -212,12 +213,19 @@ def null_key_sql(spec: Spec) -> str:
 
 
 def key_hash_sql(spec: Spec) -> str:
-    """SQL: ``record_key`` of the key columns, as diff computes it and ``with_metadata`` stores it."""
+    """SQL: ``record_key`` of the key columns, as diff computes it and ``with_metadata`` stores it (without the
+    jar, the column the Arrow path computed it into)."""
+    if spec.arrow:
+        return hash_columns.key_hash_sql(spec)
     return record_key_sql([quote(k) for k in spec.key], **spec.hashing)
 
 
 def row_hash_sql(spec: Spec, with_key: bool) -> str:
-    """SQL: ``record_hash_by_name`` of the compared columns, and of the key columns ``with_key``."""
+    """SQL: ``record_hash_by_name`` of the compared columns, and of the key columns ``with_key`` (without the
+    jar, the column the Arrow path computed it into: a side's stored row hashes cover the key columns as the
+    diff's do)."""
+    if spec.arrow:
+        return hash_columns.row_hash_sql(spec)
     hashed = (spec.key if with_key else ()) + spec.columns
     return record_hash_sql([quote(c) for c in hashed], by_name=True, **spec.hashing) if hashed else "X''"
 

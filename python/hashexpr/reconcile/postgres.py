@@ -38,6 +38,15 @@ from hashexpr.reconcile.sources import (
 from hashexpr.sql.layered import Layered, postgres_record_hash, postgres_record_key
 
 _DIALECT = hsql.dialect("postgres")
+#: What makes each type's text a one-to-one image of its values, the same on every server (every float digit,
+#: instants in UTC, ISO dates, hex bytea), set for the comparison's transaction alone.
+_TEXT_SETTINGS = (
+    ("extra_float_digits", "3"),
+    ("TimeZone", "UTC"),
+    ("DateStyle", "ISO, YMD"),
+    ("IntervalStyle", "postgres"),
+    ("bytea_output", "hex"),
+)
 #: From this many rows LLVM's optimisation of the hash expressions (where the server has JIT on) pays.
 JIT_ROWS = 2_000_000
 
@@ -82,6 +91,7 @@ class PostgresSource(Source):
         self._columns: list[SideColumn] | None = None
         self._types: dict[int, PostgresType] = {}
         self._relation: int | None = None
+        self._text = False
         self._where = self._describe_dsn()
 
     def _describe_dsn(self) -> str:
@@ -130,6 +140,7 @@ class PostgresSource(Source):
                     f"cannot connect to PostgreSQL at {self._where}: {_first_line(error)}"
                 ) from None
         self._conn = conn
+        self._text = False
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         if statement_timeout is not None:
             conn.execute(
@@ -251,12 +262,17 @@ class PostgresSource(Source):
 
     # --- the passes ---------------------------------------------------------------------------------------
 
-    def _keyed(self, plan: SidePlan) -> str:
-        """Every row: the hashed columns as ``hx_c0``, ``hx_c1``, ..., its key hash ``hx_k`` and whether a key
-        column is NULL, ``hx_z``."""
+    def _aliased(self, plan: SidePlan) -> str:
+        """Every row: the hashed columns as ``hx_c0``, ``hx_c1``, ..."""
         columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
         values = ", ".join(f"{_quote(n)} AS {c}" for c, (n, _) in zip(columns, plan.hashed))
-        aliased = f"SELECT {values} FROM {self.table}"
+        return f"SELECT {values} FROM {self.table}"
+
+    def _keyed(self, plan: SidePlan, rows: str | None = None) -> str:
+        """Every row (of ``rows``, whose columns are ``hx_c0``, ``hx_c1``, ...): the hashed columns, its key hash
+        ``hx_k`` and whether a key column is NULL, ``hx_z``."""
+        columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
+        aliased = rows if rows is not None else self._aliased(plan)
         key = postgres_record_key(
             [(hsql.column(c), t) for c, (_, t) in zip(columns, plan.key)], prefix="hx_kb"
         )
@@ -273,18 +289,57 @@ class PostgresSource(Source):
         bound = _bound(rows, row, [*columns, "hx_k", "hx_z"], " ".join(keep))
         return f"SELECT {', '.join(keep)}, {row.expression} AS hx_h FROM ({bound}) AS hx_q"
 
+    # --- row texts in place of row hashes -------------------------------------------------------------
+
+    def digest_signature(self, plan: SidePlan) -> str | None:
+        """The server's major version and the catalog types of the hashed columns: two PostgreSQL tables with
+        the same signature are compared by their rows' texts in the aggregate passes (:meth:`use_text_digests`)."""
+        major = int(self._run("SELECT current_setting('server_version_num')", binary=False)[0][0]) // 10000
+        shown = {c.name: c.type_text for c in self.columns()}
+        return f"PostgreSQL {major}: " + ", ".join(shown[name] for name, _ in plan.hashed)
+
+    def use_text_digests(self) -> None:
+        """Aggregate by the MD5 of each row's text (and segment by that of its key's) instead of the SHA-256
+        record hashes, which cost PostgreSQL ten times more to compute.
+
+        Only where the other side is PostgreSQL with the same types (:meth:`digest_signature`): with these
+        settings a type's text is a one-to-one image of its values, so equal texts are equal values, whose
+        encodings are equal. Values that are equal but written differently (``-0`` and ``0``) put their
+        segments among those that differ, which the rows fetched then settle by their record hashes, as ever.
+        """
+        for name, value in _TEXT_SETTINGS:
+            self._run("SELECT set_config(%s, %s, true)", [name, value], binary=False)
+        self._text = True
+
+    def _texted(self, plan: SidePlan) -> str:
+        """Every row: the hashed columns, the MD5 of its key's text ``hx_t``, of its own text ``hx_d``, and
+        whether a key column is NULL, ``hx_z``."""
+        columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
+        keys = ", ".join(columns[: len(plan.key)])
+        null = " OR ".join(_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key))
+        return (
+            f"SELECT {', '.join(columns)}, decode(md5(CAST(ROW({keys}) AS text)), 'hex') AS hx_t, "
+            f"decode(md5(CAST(ROW({', '.join(columns)}) AS text)), 'hex') AS hx_d, ({null}) AS hx_z "
+            f"FROM ({self._aliased(plan)}) AS hx_r"
+        )
+
     def _aggregate(self, plan: SidePlan, bits: int, within: tuple[int, np.ndarray] | None) -> Aggregates:
         params: list[Any] = []
-        rows = self._keyed(plan)
+        segmented, digest = ("hx_t", "hx_d") if self._text else ("hx_k", "hx_h")
+        rows = self._texted(plan) if self._text else self._keyed(plan)
         if within is None:
-            segment = f"CASE WHEN hx_z THEN {NULL_SEGMENT} ELSE {_segment('hx_k', bits)} END"
+            segment = f"CASE WHEN hx_z THEN {NULL_SEGMENT} ELSE {_segment(segmented, bits)} END"
         else:
             bits0, segments = within
-            rows = f"SELECT * FROM ({rows}) AS hx_w WHERE NOT hx_z AND {_segment('hx_k', bits0)} = ANY(%s::bigint[])"
+            rows = f"SELECT * FROM ({rows}) AS hx_w WHERE NOT hx_z AND {_segment(segmented, bits0)} = ANY(%s::bigint[])"
             params.append(sql_array(segments))
-            segment = _segment("hx_k", bits)
-        hashed = self._row_hashed(plan, rows, ["hx_k", "hx_z"])
-        lanes = ", ".join(f"{_lane('hx_h', 4 * i)} AS hx_l{i}" for i in range(4))
+            segment = _segment(segmented, bits)
+        hashed = (
+            f"SELECT hx_z, hx_t, hx_d FROM ({rows}) AS hx_v"
+            if self._text
+            else self._row_hashed(plan, rows, ["hx_k", "hx_z"])
+        )
+        lanes = ", ".join(f"{_lane(digest, 4 * i)} AS hx_l{i}" for i in range(4))
         query = (
             "SELECT string_agg(int8send(hx_g) || int4send(CAST(hx_n AS integer)) || int8send(hx_s1) || int8send(hx_s2), "
             "''::bytea) FROM ("
@@ -307,10 +362,19 @@ class PostgresSource(Source):
             if i >= len(plan.key)
         ]
         hashes = " || ".join(column_hashes) if column_hashes else "''::bytea"
-        chosen = (
-            f"SELECT * FROM ({self._keyed(plan)}) AS hx_w "
-            f"WHERE (NOT hx_z AND {_segment('hx_k', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
-        )
+        if self._text:
+            # The rows of the segments of their keys' texts, then their record hashes, for these rows alone.
+            columns = ", ".join(f"hx_c{i}" for i in range(len(plan.hashed)))
+            texted = (
+                f"SELECT {columns} FROM ({self._texted(plan)}) AS hx_w "
+                f"WHERE (NOT hx_z AND {_segment('hx_t', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
+            )
+            chosen = f"{self._keyed(plan, texted)}"
+        else:
+            chosen = (
+                f"SELECT * FROM ({self._keyed(plan)}) AS hx_w "
+                f"WHERE (NOT hx_z AND {_segment('hx_k', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
+            )
         keys = [self._key_value(f"hx_c{i}", t) for i, (_, t) in enumerate(plan.key)]
         query = self._row_hashed(plan, chosen, [*keys, "hx_k", f"{hashes} AS hx_cc", "hx_z"])
         rows = self._run(query, [sql_array(np.array(listed, np.int64)), nulls])

@@ -107,6 +107,15 @@ class Source:
             result = self._aggregate(plan, bits, within)
         return result
 
+    def digest_signature(self, plan: SidePlan) -> str | None:
+        """What must be equal on both sides for them to aggregate by a cheaper digest of their own than the row
+        hash (:meth:`use_text_digests`); None where the system has none."""
+        return None
+
+    def use_text_digests(self) -> None:
+        """Aggregate by the system's own digest of each row (only after equal :meth:`digest_signature`)."""
+        raise NotImplementedError
+
     def fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
         """The rows whose segment at ``bits`` is among ``segments`` (segment -1: the NULL-key rows): the key
         columns as ``key0``, ``key1``, ..., the key hash, the row hash, the compared columns' hashes (their first

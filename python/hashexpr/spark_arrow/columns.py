@@ -1,0 +1,172 @@
+"""hashexpr's column functions as Arrow UDFs: ordinary columns, computed by the Rust engine in Python workers.
+
+``pyspark.sql.functions.arrow_udf`` (PySpark 4.1 and later, classic and Connect) hands the worker the UDF's
+arguments as Arrow arrays and takes an Arrow array back; Spark sends only those arguments, not the whole row.
+The function's columns go in as one struct (so ``"*"`` and ``"t.*"`` expand as they do in ``record_hash(*)``),
+with Spark's ``typeof`` of that struct, which says what the Arrow types cannot (collations, intervals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, StringType
+
+from hashexpr.arrow.engine import native
+from hashexpr.names import attribute_sql
+from hashexpr.options import KeyOptions, algorithm_of
+from hashexpr.spark_types import is_column
+
+
+def available() -> bool:
+    """Whether this PySpark has scalar Arrow UDFs (a feature probe: runtimes differ from their versions)."""
+    return hasattr(F, "arrow_udf")
+
+
+def _require(function: str) -> Any:
+    if not available():
+        raise RuntimeError(
+            f"{function}: this Spark session has no hashexpr jar, and PySpark {_pyspark()} has no Arrow UDFs "
+            "(pyspark.sql.functions.arrow_udf, PySpark 4.1 and later) to run hashexpr's engine in as a column. "
+            "Use the DataFrame-level functions, which run in mapInArrow on every line (hx.with_metadata adds "
+            "the record key and hash as columns; hx.dataset_fingerprint, hx.fingerprint_state, "
+            "hx.fingerprints_by, hx.diff), upgrade PySpark and the cluster to 4.1 or later, or load hashexpr's "
+            "jar (docs/PYTHON.md)"
+        )
+    native()  # the pure wheel has no engine: say what to install before any job runs
+    return F.arrow_udf
+
+
+def _pyspark() -> str:
+    import pyspark
+
+    return pyspark.__version__
+
+
+def _argument(c: Any) -> Column:
+    if is_column(c):
+        return c
+    if isinstance(c, str):
+        text = attribute_sql(c)
+        return F.expr(text) if text is not None else F.col(c)
+    raise TypeError(f"expected a Column or a column name, got {type(c).__name__}: {c!r}")
+
+
+def _struct_field(c: Any, position: int, kind: str) -> Column:
+    """An argument as a field of the struct the UDF receives. Positions and keys ignore names, so each argument
+    but a star gets a name of its own there (Arrow refuses a struct with two fields of one name)."""
+    argument = _argument(c)
+    if kind == "by_name" or _is_star(c):
+        return argument
+    return argument.alias(f"_{position}")
+
+
+def _is_star(c: Any) -> bool:
+    return isinstance(c, str) and (c == "*" or c.endswith(".*"))
+
+
+def _shown(c: Any) -> str:
+    """An argument as errors name it: a column name as given, a Column as PySpark prints it."""
+    if isinstance(c, str):
+        return c
+    text = str(c)
+    return text[len("Column<'") : -len("'>")] if text.startswith("Column<'") and text.endswith("'>") else text
+
+
+def _is_named(c: Any) -> bool:
+    """Whether a Column is a column reference or an alias: the arguments whose name ``struct`` keeps, the name
+    ``record_hash_by_name`` identifies them by."""
+    if isinstance(c, str):
+        return True
+    # A classic Column answers any attribute with a field access, so the kind is told by the class's module.
+    if type(c).__module__.startswith("pyspark.sql.connect"):
+        return type(c._expr).__name__ in ("ColumnReference", "ColumnAlias", "UnresolvedStar")
+    from py4j.protocol import Py4JError
+
+    java = c._jc
+    try:
+        node = java.node()  # PySpark 4: a ColumnNode
+    except Py4JError:
+        node = java.expr()  # PySpark 3.5: a Catalyst expression
+    kind = node.getClass().getSimpleName()
+    return kind in ("UnresolvedAttribute", "Alias", "UnresolvedStar")
+
+
+def secret_key(name: str, function: str) -> bytes:
+    """The HMAC key Spark's conf ``spark.hashexpr.secret.<name>`` holds, read in the driver."""
+    spark = SparkSession.getActiveSession()
+    conf = f"spark.hashexpr.secret.{name}"
+    value = spark.conf.get(conf, None) if spark is not None else None
+    if not value and spark is not None and type(spark).__module__.startswith("pyspark.sql.connect"):
+        # Spark Connect gives clients no conf whose name matches spark.redaction.regex ("secret"), even one
+        # the client set itself, so the key cannot reach the Arrow UDF from here.
+        raise ValueError(
+            f"{function}: secret={name!r} names the Spark conf {conf}, which a Spark Connect server never shows "
+            "its clients, so without hashexpr's jar the key cannot be read: start the server with the jar "
+            "(docs/PYTHON.md), which reads the key where it is"
+        )
+    if not value:
+        raise ValueError(
+            f"{function}: secret={name!r} names the Spark conf {conf}, which this session does not set: set it "
+            f"(spark.conf.set({conf!r}, key)) before hashing"
+        )
+    return value.encode("utf-8")
+
+
+def hash_column(
+    function: str,
+    cols: Sequence[Any],
+    kind: str,
+    algorithm: str,
+    secret: str | None,
+    key: KeyOptions | None = None,
+) -> Column:
+    """``record_hash``, ``record_hash_by_name`` or ``record_key`` of ``cols`` as an Arrow UDF column."""
+    arrow_udf = _require(function)
+    chosen, name = algorithm_of(algorithm, secret, function)
+    hmac_key = secret_key(name, function) if name is not None else None
+    if kind == "by_name":
+        unnamed = [c for c in cols if not _is_named(c)]
+        if unnamed:
+            raise ValueError(
+                f"{function}: without the jar, an expression hashed by name needs a name of its own: give "
+                f"{unnamed[0]} one with .alias('name') (the jar names it as Spark shows it)"
+            )
+    options = (
+        (key.salt, key.trim, key.case, key.empty_as_null, key.null_key)
+        if key is not None
+        else ("", False, None, False, "hash")
+    )
+    from hashexpr.spark_arrow import worker
+
+    labels = {f"_{i}": _shown(c) for i, c in enumerate(cols) if kind != "by_name" and not _is_star(c)}
+
+    def hashes(values: pa.Array, catalog: pa.Array) -> pa.Array:
+        return worker.hash_rows(function, values, catalog, kind, chosen, hmac_key, options, labels)
+
+    udf = arrow_udf(hashes, BinaryType())
+    arguments = F.struct(*[_struct_field(c, i, kind) for i, c in enumerate(cols)])
+    return udf(arguments, F.call_function("typeof", arguments)).alias(f"{function}({_label(cols)})")
+
+
+def normalize_column(col: Any, options: KeyOptions) -> Column:
+    """``normalize_key`` of a string key part as an Arrow UDF column."""
+    arrow_udf = _require("normalize_key")
+    argument = _argument(col)
+    label = col if isinstance(col, str) else "part"
+    trim, case, empty_as_null = options.trim, options.case, options.empty_as_null
+    from hashexpr.spark_arrow import worker
+
+    def normalized(values: pa.Array, catalog: pa.Array) -> pa.Array:
+        return worker.normalize(values, catalog, label, trim, case, empty_as_null)
+
+    udf = arrow_udf(normalized, StringType())
+    return udf(argument, F.call_function("typeof", argument)).alias(f"normalize_key({label})")
+
+
+def _label(cols: Sequence[Any]) -> str:
+    return ", ".join(c if isinstance(c, str) else "..." for c in cols)
