@@ -222,37 +222,30 @@ def candidates(functions: list[str], frames: dict[str, dict], profiles: bool) ->
     return out
 
 
-def engine_alone(df, cols: list[str], batch_rows: int, sample_rows: int) -> dict:
-    """The engine's own record_hash of a sample of ``df`` in this process, one thread, in batches of
-    ``batch_rows`` rows (as the Arrow UDF gets them): rows per second of one core, the median of 3."""
+def engine_alone(df, batch_rows: int, sample_rows: int) -> dict:
+    """What a Python worker does for ``record_hash(*)`` (``hashexpr.spark_arrow.worker.hash_rows``: the type
+    check, the engine, the result's cast), on a sample of ``df`` in this process, one thread, in batches of
+    ``batch_rows`` rows as the Arrow UDF gets them: the median of 3 passes."""
     import pyarrow as pa
+    from pyspark.sql import functions as F
 
-    from hashexpr.arrow.engine import native
+    from hashexpr.spark_arrow.worker import hash_rows
 
-    table = df.select(*map(q, cols)).limit(sample_rows).toArrow()
-    batches = table.combine_chunks().to_batches(max_chunksize=batch_rows)
+    cols = [q(c) for c in df.columns]
+    text = df.select(F.call_function("typeof", F.struct(*cols))).first()[0]
+    table = df.select(*cols).limit(sample_rows).toArrow().combine_chunks()
+    batches = [
+        (pa.StructArray.from_arrays(b.columns, names=b.schema.names), pa.array([text] * b.num_rows))
+        for b in table.to_batches(max_chunksize=batch_rows)
+    ]
+    key = ("", False, None, False, "hash")
     times = []
     for _ in range(3):
         t0 = time.perf_counter()
-        for batch in batches:
-            hasher = native().Hasher(
-                batch.schema, list(range(batch.num_columns)), "positional", "murmur3", None,
-                "", False, None, False, "hash", 1, batch.num_rows,
-            )  # fmt: skip
-            hasher.update(batch)
-            pa.array(_Exported(hasher.finish()))
+        for values, catalog in batches:
+            hash_rows("record_hash", values, catalog, "positional", "murmur3", None, key)
         times.append(time.perf_counter() - t0)
     return {"rows": table.num_rows, "batch_rows": batch_rows, "times": times}
-
-
-class _Exported:
-    """Arrow capsules the engine made, for :func:`pyarrow.array`."""
-
-    def __init__(self, capsules) -> None:
-        self._capsules = capsules
-
-    def __arrow_c_array__(self, requested_schema=None):
-        return self._capsules
 
 
 class CpuMeter:

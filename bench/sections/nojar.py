@@ -29,7 +29,7 @@ ROOT = HERE.parent
 #: Arrow UDFs' rows per batch (spark.sql.execution.arrow.maxRecordsPerBatch's default): the batches the engine
 #: is timed on alone.
 UDF_BATCH_ROWS = 10_000
-#: Rows of the sample the engine alone hashes in this process.
+#: Rows of the sample the worker's hash_rows is timed on alone, in this process.
 ENGINE_SAMPLE_ROWS = 1_000_000
 #: The runs of the section (--nojar-runs).
 RUNS = ("classic", "connect", "lines")
@@ -101,7 +101,7 @@ def run(ctx) -> dict:
 
 
 def classic(ctx, functions: list[str]) -> dict:
-    """Both engines in this bench's session, interleaved; and the engine alone on a sample, in this process."""
+    """Both engines in this bench's session, interleaved; and the worker's hash_rows alone on a sample, here."""
     args, b, log = ctx.args, ctx.bench, ctx.log
     load = os.getloadavg()
     log(f"  classic: the jar against HASHEXPR_ENGINE=arrow in this session (Spark {ctx.spark.version})")
@@ -118,9 +118,11 @@ def classic(ctx, functions: list[str]) -> dict:
     alone = None
     if any(f != "diff" for f in functions):
         sample = nw.data(ctx.spark, min(args.nojar_rows, ENGINE_SAMPLE_ROWS))
-        alone = nw.engine_alone(sample, sample.columns, UDF_BATCH_ROWS, ENGINE_SAMPLE_ROWS)
+        alone = nw.engine_alone(sample, UDF_BATCH_ROWS, ENGINE_SAMPLE_ROWS)
         per_s = alone["rows"] / statistics.median(alone["times"])
-        log(f"  the engine alone, 1 thread, batches of {UDF_BATCH_ROWS:,} rows: {per_s:,.0f} rows/s")
+        log(
+            f"  the worker's hash_rows alone, 1 thread, batches of {UDF_BATCH_ROWS:,} rows: {per_s:,.0f} rows/s"
+        )
     return {
         "title": f"classic, Spark {ctx.spark.version}, one session, HASHEXPR_ENGINE per call",
         "kind": "classic",
@@ -347,8 +349,9 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
             a = part["alone"]
             per_s = a["rows"] / statistics.median(a["times"])
             notes.append(
-                f"The engine alone (record_hash in the bench's process, 1 thread, batches of {a['batch_rows']:,} "
-                f"rows as the Arrow UDF gets them, a {a['rows']:,}-row sample): {per_s:,.0f} rows/s a core, "
+                f"What a Python worker does for record_hash(*), alone (`spark_arrow.worker.hash_rows`: the type "
+                f"check, the engine, the cast; in the bench's process, 1 thread, batches of {a['batch_rows']:,} rows "
+                f"as the Arrow UDF gets them, a {a['rows']:,}-row sample): {per_s:,.0f} rows/s a core, "
                 f"{1e9 / per_s:.0f} ns a row."
             )
         for group, error in part.get("failed_functions", {}).items():

@@ -66,6 +66,11 @@ def _segment(key_hash: str, bits: int) -> str:
     return f"(({word}) >> {MAX_BITS - bits})" if bits else "CAST(0 AS bigint)"
 
 
+def _text_segment(key_hash: str, bits: int) -> str:
+    """The segment at ``bits`` of a 64-bit key hash (``bigint``): its high 32 bits, shifted."""
+    return f"(((({key_hash}) >> 32) & 4294967295) >> {MAX_BITS - bits})" if bits else "CAST(0 AS bigint)"
+
+
 def _lane(row_hash: str, start: int) -> str:
     """4 bytes of a row hash from ``start`` (0-based), as a signed integer (big-endian)."""
     return " | ".join(f"(get_byte({row_hash}, {start + k}) << {24 - 8 * k})" for k in range(4))
@@ -312,13 +317,14 @@ class PostgresSource(Source):
         self._text = True
 
     def _texted(self, plan: SidePlan) -> str:
-        """Every row: the hashed columns, the MD5 of its key's text ``hx_t``, of its own text ``hx_d``, and
+        """Every row: the hashed columns, a 64-bit hash of its key's text ``hx_t`` (which only places the row in a
+        segment: PostgreSQL's own, the cheapest), the MD5 of its own text ``hx_d``, and
         whether a key column is NULL, ``hx_z``."""
         columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
         keys = ", ".join(columns[: len(plan.key)])
         null = " OR ".join(_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key))
         return (
-            f"SELECT {', '.join(columns)}, decode(md5(CAST(ROW({keys}) AS text)), 'hex') AS hx_t, "
+            f"SELECT {', '.join(columns)}, hashtextextended(CAST(ROW({keys}) AS text), 0) AS hx_t, "
             f"decode(md5(CAST(ROW({', '.join(columns)}) AS text)), 'hex') AS hx_d, ({null}) AS hx_z "
             f"FROM ({self._aliased(plan)}) AS hx_r"
         )
@@ -326,14 +332,15 @@ class PostgresSource(Source):
     def _aggregate(self, plan: SidePlan, bits: int, within: tuple[int, np.ndarray] | None) -> Aggregates:
         params: list[Any] = []
         segmented, digest = ("hx_t", "hx_d") if self._text else ("hx_k", "hx_h")
+        segment_of = _text_segment if self._text else _segment
         rows = self._texted(plan) if self._text else self._keyed(plan)
         if within is None:
-            segment = f"CASE WHEN hx_z THEN {NULL_SEGMENT} ELSE {_segment(segmented, bits)} END"
+            segment = f"CASE WHEN hx_z THEN {NULL_SEGMENT} ELSE {segment_of(segmented, bits)} END"
         else:
             bits0, segments = within
-            rows = f"SELECT * FROM ({rows}) AS hx_w WHERE NOT hx_z AND {_segment(segmented, bits0)} = ANY(%s::bigint[])"
+            rows = f"SELECT * FROM ({rows}) AS hx_w WHERE NOT hx_z AND {segment_of(segmented, bits0)} = ANY(%s::bigint[])"
             params.append(sql_array(segments))
-            segment = _segment(segmented, bits)
+            segment = segment_of(segmented, bits)
         hashed = (
             f"SELECT hx_z, hx_t, hx_d FROM ({rows}) AS hx_v"
             if self._text
@@ -367,7 +374,7 @@ class PostgresSource(Source):
             columns = ", ".join(f"hx_c{i}" for i in range(len(plan.hashed)))
             texted = (
                 f"SELECT {columns} FROM ({self._texted(plan)}) AS hx_w "
-                f"WHERE (NOT hx_z AND {_segment('hx_t', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
+                f"WHERE (NOT hx_z AND {_text_segment('hx_t', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
             )
             chosen = f"{self._keyed(plan, texted)}"
         else:
