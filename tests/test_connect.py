@@ -375,7 +375,9 @@ def test_python_api_without_the_jar_over_connect(
     assert got.keys() == classic_nojar.keys() and len(got) == 15
     expected = dict(classic_nojar)
     if bare_remote.conf.get("spark.hashexpr.secret.pii", None) is None:
-        for name in KEYED:
+        # Before PySpark 4.1 a keyed column function fails sooner, for want of Arrow UDFs (checked below).
+        keyed = [n for n in KEYED if hasattr(F, "arrow_udf") or n.split(" ")[0] not in ("server", "local")]
+        for name in keyed:
             assert got[name]["error"] == "ValueError", name
             assert "never shows its clients" in got[name]["message"] and "with the jar" in got[name]["message"]
             got.pop(name), expected.pop(name)
