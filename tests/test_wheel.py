@@ -155,7 +155,7 @@ def test_the_wheel_alone_on_each_line(wheel, line, which, tmp_path):
     work.mkdir()
     parquet = work / "small.parquet"
     _small_parquet(parquet)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "VIRTUAL_ENV", "PYSPARK_PYTHON")}
     env["SPARK_LOCAL_IP"] = "127.0.0.1"
     vectors = json.dumps([[a["sql"] for a in v["args"]] for v in CHECKED])
     fingerprint = [v for v in FINGERPRINTS if "collate" not in json.dumps(v).lower()][-1]
