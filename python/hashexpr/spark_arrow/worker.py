@@ -7,24 +7,14 @@ hold only option values, never code.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hashexpr.arrow.engine import native
-from hashexpr.reference.case_mapping import case_map
+from hashexpr.arrow.functions import _Exported, _named
+from hashexpr.reference.keys import _normalise_key_string
 from hashexpr.spark_arrow.checks import check_batch, check_catalog_text, refusal
-
-
-class _Exported:
-    """Arrow capsules the engine made, for :func:`pyarrow.array`."""
-
-    def __init__(self, capsules: tuple[Any, Any]) -> None:
-        self._capsules = capsules
-
-    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]:
-        return self._capsules
 
 
 def readable(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -54,12 +44,6 @@ def _short(array: pa.Array) -> bool:
     return nested and _short(array.values)
 
 
-def _named(function: str, error: ValueError) -> ValueError:
-    """The engine's error as an error of ``function`` (it names the function itself for some)."""
-    message = str(error)
-    return ValueError(message if message.startswith(f"{function}:") else f"{function}: {message}")
-
-
 def hash_rows(
     function: str,
     values: pa.StructArray,
@@ -82,14 +66,12 @@ def hash_rows(
     check_catalog_text(function, batch.schema, catalog[0].as_py(), labels)
     if labels:
         batch = batch.rename_columns([labels.get(name, name) for name in batch.schema.names])
-    try:
+    with _named(function):
         hasher = native().Hasher(
             batch.schema, list(range(batch.num_columns)), kind, algorithm, hmac_key, *key, 1, batch.num_rows
         )
         hasher.update(batch)
         hashes = pa.array(_Exported(hasher.finish()))
-    except ValueError as error:
-        raise _named(function, error) from None
     return hashes.cast(pa.binary())
 
 
@@ -115,12 +97,8 @@ def normalize(
     def one(value: str | None) -> str | None:
         if value is None:
             return None
-        data = value.encode("utf-8", "surrogateescape")
-        if trim:
-            data = data.strip(b" ")
-        if case is not None:
-            data = case_map(data.decode("utf-8", "surrogateescape"), case).encode("utf-8", "surrogateescape")
-        return None if empty_as_null and not data else data.decode("utf-8", "surrogateescape")
+        data = _normalise_key_string(value.encode("utf-8", "surrogateescape"), trim, case, empty_as_null)
+        return None if data is None else data.decode("utf-8", "surrogateescape")
 
     return pa.array([one(v) for v in values.to_pylist()], pa.string())
 
@@ -138,14 +116,12 @@ def hash_batch(
     """The hashes of the columns ``positions`` of ``batch``, checked to hash as the types ``expected``."""
     chosen = readable(batch.select(positions))
     check_batch(function, chosen.schema, expected)
-    try:
+    with _named(function):
         hasher = native().Hasher(
             chosen.schema, list(range(len(positions))), kind, algorithm, hmac_key, *key, 1, chosen.num_rows
         )
         hasher.update(chosen)
         return pa.array(_Exported(hasher.finish())).cast(pa.binary())
-    except ValueError as error:
-        raise _named(function, error) from None
 
 
 def partition_state(
