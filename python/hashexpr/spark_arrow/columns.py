@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StringType
 
 from hashexpr.arrow.engine import native
-from hashexpr.names import attribute_sql
+from hashexpr.names import attribute_sql, quote
 from hashexpr.options import KeyOptions, algorithm_of
 from hashexpr.spark_types import is_column
 
@@ -144,13 +144,47 @@ def hash_column(
     from hashexpr.spark_arrow import worker
 
     labels = {f"_{i}": _shown(c) for i, c in enumerate(cols) if kind != "by_name" and not _is_star(c)}
+    fields = F.struct(*[_struct_field(c, i, kind) for i, c in enumerate(cols)])
+    # Spark folds typeof into a literal: the struct in it is never built.
+    catalog = F.call_function("typeof", fields)
+    alias = f"{function}({_label(cols)})"
+    if kind == "by_name" or not cols or any(map(_is_star, cols)):
+        # Stars expand, and names reach the worker, only inside a struct (and a UDF needs an argument).
 
-    def hashes(values: pa.Array, catalog: pa.Array) -> pa.Array:
-        return worker.hash_rows(function, values, catalog, kind, chosen, hmac_key, options, labels)
+        def hashes(values: pa.Array, catalog: pa.Array) -> pa.Array:
+            return worker.hash_rows(function, values, catalog, kind, chosen, hmac_key, options, labels)
 
-    udf = arrow_udf(hashes, BinaryType())
-    arguments = F.struct(*[_struct_field(c, i, kind) for i, c in enumerate(cols)])
-    return udf(arguments, F.call_function("typeof", arguments)).alias(f"{function}({_label(cols)})")
+        return arrow_udf(hashes, BinaryType())(fields, catalog).alias(alias)
+
+    def separate(*arrays: pa.Array) -> pa.Array:
+        return worker.hash_arguments(
+            function, arrays[:-1], arrays[-1], kind, chosen, hmac_key, options, labels
+        )
+
+    return arrow_udf(separate, BinaryType())(*map(_argument, cols), catalog).alias(alias)
+
+
+def typed_column(
+    function: str,
+    names: Sequence[str],
+    expected: Sequence[str],
+    kind: str,
+    algorithm: str,
+    hmac_key: bytes | None,
+    options: tuple[str, bool, str | None, bool, str],
+) -> Column:
+    """The hash of a DataFrame's top-level columns ``names`` as an Arrow UDF column, their Spark types
+    ``expected`` read by the driver from its schema: no type text travels with the rows, and by-name hashes
+    use the names as the schema spells them."""
+    from hashexpr.spark_arrow import worker
+
+    arrow_udf = _require(function)
+    names, expected = tuple(names), tuple(expected)
+
+    def hashes(*arrays: pa.Array) -> pa.Array:
+        return worker.hash_typed(function, arrays, names, expected, kind, algorithm, hmac_key, options)
+
+    return arrow_udf(hashes, BinaryType())(*(F.col(quote(n)) for n in names))
 
 
 def normalize_column(col: Any, options: KeyOptions) -> Column:

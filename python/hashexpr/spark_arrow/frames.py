@@ -7,11 +7,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from hashexpr.names import quote
 from hashexpr.options import KeyOptions, algorithm_of
 from hashexpr.spark_arrow import columns
 from hashexpr.spark_arrow.checks import check_schema
@@ -42,17 +40,7 @@ def with_hashes(df: DataFrame, specs: Sequence[HashSpec], function: str) -> Data
     """
     expected = {spec.name: _types(df.schema, spec, function) for spec in specs}
     if columns.available():
-        added = {
-            spec.name: columns.hash_column(
-                function,
-                [F.col(quote(c)) for c in spec.columns],
-                spec.kind,
-                spec.algorithm,
-                spec.secret,
-                spec.key,
-            )
-            for spec in specs
-        }
+        added = {spec.name: _column(spec, expected[spec.name], function) for spec in specs}
         return df.withColumns(added)
     positions = {spec.name: [df.columns.index(c) for c in spec.columns] for spec in specs}
     keys = {spec.name: _hmac_key(spec, function) for spec in specs}
@@ -85,6 +73,16 @@ def with_hashes(df: DataFrame, specs: Sequence[HashSpec], function: str) -> Data
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     return positional(df).mapInArrow(append, schema)
+
+
+def _column(spec: HashSpec, expected: list[str], function: str) -> Column:
+    """One spec's hash as an Arrow UDF column."""
+    algorithm = algorithm_of(spec.algorithm, spec.secret, function)[0]
+    if not spec.columns:  # a UDF needs an argument: the struct form takes none
+        return columns.hash_column(function, [], spec.kind, spec.algorithm, spec.secret, spec.key)
+    return columns.typed_column(
+        function, spec.columns, expected, spec.kind, algorithm, _hmac_key(spec, function), spec.options()
+    )
 
 
 def positional(df: DataFrame) -> DataFrame:

@@ -6,7 +6,7 @@ hold only option values, never code.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -60,19 +60,91 @@ def hash_rows(
     types before anything is hashed. One thread: Spark runs a worker per core already. ``labels`` names in
     errors the fields the struct names by position (positions and keys do not hash names).
     """
-    batch = readable(pa.RecordBatch.from_struct_array(values))
+    return _hash_checked(
+        function,
+        pa.RecordBatch.from_struct_array(values),
+        catalog,
+        kind,
+        algorithm,
+        hmac_key,
+        key,
+        labels,
+    )
+
+
+def hash_arguments(
+    function: str,
+    arrays: Sequence[pa.Array],
+    catalog: pa.Array,
+    kind: str,
+    algorithm: str,
+    hmac_key: bytes | None,
+    key: tuple[str, bool, str | None, bool, str],
+    labels: Mapping[str, str],
+) -> pa.Array:
+    """:func:`hash_rows` of arguments that arrive as arrays of their own, not as one struct.
+
+    ``catalog`` is Spark's ``typeof`` of the struct ``_0``, ``_1``, ... of the arguments; ``labels`` names each
+    position in errors. Spark copies each argument into Arrow once this way, where a struct costs it a row
+    built and copied again.
+    """
+    batch = pa.RecordBatch.from_arrays(list(arrays), names=[f"_{i}" for i in range(len(arrays))])
+    return _hash_checked(function, batch, catalog, kind, algorithm, hmac_key, key, labels)
+
+
+def _hash_checked(
+    function: str,
+    batch: pa.RecordBatch,
+    catalog: pa.Array,
+    kind: str,
+    algorithm: str,
+    hmac_key: bytes | None,
+    key: tuple[str, bool, str | None, bool, str],
+    labels: Mapping[str, str] | None,
+) -> pa.Array:
     if batch.num_rows == 0:
         return pa.array([], pa.binary())
+    batch = readable(batch)
     check_catalog_text(function, batch.schema, catalog[0].as_py(), labels)
     if labels:
         batch = batch.rename_columns([labels.get(name, name) for name in batch.schema.names])
+    return _hash(function, batch, kind, algorithm, hmac_key, key)
+
+
+def hash_typed(
+    function: str,
+    arrays: Sequence[pa.Array],
+    names: Sequence[str],
+    expected: Sequence[str],
+    kind: str,
+    algorithm: str,
+    hmac_key: bytes | None,
+    key: tuple[str, bool, str | None, bool, str],
+) -> pa.Array:
+    """The hashes of columns ``names`` arriving as ``arrays``, checked to hash as the Spark types ``expected``
+    (which the driver read from the DataFrame's schema)."""
+    if len(arrays[0]) == 0:
+        return pa.array([], pa.binary())
+    batch = readable(pa.RecordBatch.from_arrays(list(arrays), names=list(names)))
+    check_batch(function, batch.schema, expected)
+    return _hash(function, batch, kind, algorithm, hmac_key, key)
+
+
+def _hash(
+    function: str,
+    batch: pa.RecordBatch,
+    kind: str,
+    algorithm: str,
+    hmac_key: bytes | None,
+    key: tuple[str, bool, str | None, bool, str],
+) -> pa.Array:
+    """Every column of ``batch`` hashed as ``kind``, by the engine on one thread (Spark runs a worker per core)."""
     with _named(function):
         hasher = native().Hasher(
             batch.schema, list(range(batch.num_columns)), kind, algorithm, hmac_key, *key, 1, batch.num_rows
         )
         hasher.update(batch)
-        hashes = pa.array(_Exported(hasher.finish()))
-    return hashes.cast(pa.binary())
+        return pa.array(_Exported(hasher.finish())).cast(pa.binary())
 
 
 def normalize(
@@ -116,12 +188,7 @@ def hash_batch(
     """The hashes of the columns ``positions`` of ``batch``, checked to hash as the types ``expected``."""
     chosen = readable(batch.select(positions))
     check_batch(function, chosen.schema, expected)
-    with _named(function):
-        hasher = native().Hasher(
-            chosen.schema, list(range(len(positions))), kind, algorithm, hmac_key, *key, 1, chosen.num_rows
-        )
-        hasher.update(chosen)
-        return pa.array(_Exported(hasher.finish())).cast(pa.binary())
+    return _hash(function, chosen, kind, algorithm, hmac_key, key)
 
 
 def partition_state(
