@@ -25,19 +25,25 @@ from pathlib import Path
 
 from harness import MIXED, Result, fmt_times, noop, q
 
+#: Spark 4 checks an Arrow batch's bytes after every row, unless this conf is Int.MaxValue: record_hash again,
+#: with the check off (docs/PYTHON.md, what the Arrow path costs).
+MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+UNCHECKED = "2147483647"
 #: The functions the section times, in the order of its tables. ``record_hash``, ``record_key`` and the
 #: profile ``udf_floor`` are columns, which without the jar need ``arrow_udf`` (PySpark 4.1 and later).
 FUNCTIONS = (
     "record_hash",
+    "record_hash_unchecked",
     "record_key",
     "dataset_fingerprint",
     "with_metadata",
     "diff",
 )
-COLUMN_FUNCTIONS = ("record_hash", "record_key")
+COLUMN_FUNCTIONS = ("record_hash", "record_hash_unchecked", "record_key")
 #: What each function's candidate does, for the report.
 LABELS = {
     "record_hash": "hx.record_hash(*) to noop",
+    "record_hash_unchecked": f"hx.record_hash(*) to noop, {MAX_BYTES}={UNCHECKED}",
     "record_key": "hx.record_key('id') to noop",
     "dataset_fingerprint": "hx.dataset_fingerprint(df)",
     "with_metadata": "hx.with_metadata(df, 'id') to noop",
@@ -85,6 +91,19 @@ def engine(name: str | None) -> Iterator[None]:
             os.environ[ENGINE_VARIABLE] = before
 
 
+@contextmanager
+def session_conf(spark, confs: dict[str, str]) -> Iterator[None]:
+    """``confs`` set in the session for the block, and as they were after it."""
+    before = {k: spark.conf.get(k, None) for k in confs}
+    for k, v in confs.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            spark.conf.unset(k) if v is None else spark.conf.set(k, v)
+
+
 def data(spark, rows: int):
     """``rows`` rows of the ten mixed columns (harness.MIXED, the hash section's), in partitions of at most
     :data:`ROWS_PER_PARTITION` rows; not cached."""
@@ -124,12 +143,25 @@ def candidate(
         return run
 
     label = f"{LABELS[function]}  [{name}]"
-    if function == "record_hash":
+    if function in ("record_hash", "record_hash_unchecked"):
+        confs = {MAX_BYTES: UNCHECKED} if function == "record_hash_unchecked" else {}
 
         def hashed():
             return df.select(hx.record_hash(*cols).alias("h"))
 
-        return label, rows, forced(lambda: noop(hashed())), forced(lambda: digest(hashed(), ["h"]))
+        def set_for(action: Callable[[], object]) -> Callable[[], object]:
+            def run() -> object:
+                with session_conf(df.sparkSession, confs):
+                    return action()
+
+            return run
+
+        return (
+            label,
+            rows,
+            forced(set_for(lambda: noop(hashed()))),
+            forced(set_for(lambda: digest(hashed(), ["h"]))),
+        )
     if function == "record_key":
 
         def keyed():
@@ -173,18 +205,20 @@ def profile(kind: str, df, rows: int) -> tuple[str, int, Callable[[], object], C
 
     if kind == "udf_floor":
 
-        def zeros(values, catalog):  # runs in the workers: pyarrow only, no name of this module
+        def zeros(*arrays):  # runs in the workers: pyarrow only, no name of this module
             import pyarrow as pa
 
-            n = len(values)
+            n = len(arrays[0])
             offsets = pa.array(range(0, 16 * n + 1, 16), pa.int32()).buffers()[1]
             return pa.Array.from_buffers(pa.binary(), n, [None, offsets, pa.py_buffer(bytes(16 * n))])
 
+        # What hx.record_hash sends: each column, and the type text of their struct (a literal).
         udf = F.arrow_udf(zeros, BinaryType())
-        arguments = F.struct(*[F.col(q(c)) for c in df.columns])
+        arguments = [F.col(q(c)) for c in df.columns]
+        catalog = F.call_function("typeof", F.struct(*arguments))
 
         def run() -> object:
-            return noop(df.select(udf(arguments, F.call_function("typeof", arguments)).alias("h")))
+            return noop(df.select(udf(*arguments, catalog).alias("h")))
 
         return PROFILES[kind], rows, run, run
     if kind == "map_floor":
@@ -198,7 +232,9 @@ def profile(kind: str, df, rows: int) -> tuple[str, int, Callable[[], object], C
         schema = StructType([StructField("n", LongType(), False)])
 
         def run() -> object:
-            return sum(r["n"] for r in df.mapInArrow(counts, schema).collect())
+            # As dataset_fingerprint runs its job (hashexpr.spark_arrow.batches).
+            with session_conf(df.sparkSession, {MAX_BYTES: UNCHECKED}):
+                return sum(r["n"] for r in df.mapInArrow(counts, schema).collect())
 
         return PROFILES[kind], rows, run, run
     raise ValueError(f"no profile {kind!r}")

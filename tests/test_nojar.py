@@ -560,6 +560,21 @@ def test_small_arrow_batches(spark):
     assert len(got["by name"][1]) == 5 and len(got["by a Column"][1]) == 2
 
 
+def test_fingerprints_leave_the_arrow_byte_cap_as_the_session_had_it(spark, arrow):
+    """dataset_fingerprint lifts Spark's per-row check of the Arrow batch's bytes for its own job only: unset
+    before, unset after; a cap the session sets is used as set (a cap of one byte still gives the same state)."""
+    from hashexpr.spark_arrow.batches import MAX_BYTES
+
+    df = spark.range(50).selectExpr("id", "CAST(id AS STRING) AS s")
+    spark.conf.unset(MAX_BYTES)
+    unset = hx.fingerprint_state(df).to_json()
+    assert spark.conf.get(MAX_BYTES, None) is None
+    with spark_conf(spark, {MAX_BYTES: "1"}):
+        assert hx.fingerprint_state(df).to_json() == unset
+        assert spark.conf.get(MAX_BYTES) == "1"
+    assert unset == on("jar", lambda: hx.fingerprint_state(df).to_json())
+
+
 def test_group_values_as_spark_gives_them(spark):
     """fingerprints_by's grouping values are Spark's: a group of -0.0 shows 0.0, at the top level and inside
     arrays and structs (Spark normalises grouping keys), and NaN is one group."""

@@ -27,6 +27,7 @@ from hashexpr.arrow.engine import native
 from hashexpr.fingerprint_state import FingerprintState
 from hashexpr.names import quote
 from hashexpr.reference.types import spark_type_string
+from hashexpr.spark_arrow.batches import unchecked_batch_bytes
 from hashexpr.spark_arrow.checks import arrow_schema, check_schema
 from hashexpr.spark_arrow.columns import secret_key
 from hashexpr.spark_arrow.frames import HashSpec, positional, with_hashes
@@ -74,7 +75,9 @@ def state(df: DataFrame, algorithm: str, secret: str | None, function: str) -> F
     columns = [(field.name, spark_type_string(field.dataType)) for field in df.schema.fields]
     empty = _empty_state(df, algorithm, hmac_key, secret, columns)
     total = empty
-    for row in positional(df).mapInArrow(states, _STATE).collect():
+    with unchecked_batch_bytes(df.sparkSession):
+        found = positional(df).mapInArrow(states, _STATE).collect()
+    for row in found:
         total = total + FingerprintState.from_parts(
             algorithm, columns, row["schema"], row["count"], row["total"], row["lanes"], secret
         )
