@@ -25,25 +25,23 @@ from pathlib import Path
 
 from harness import MIXED, Result, fmt_times, noop, q
 
-#: Spark 4 checks an Arrow batch's bytes after every row, unless this conf is Int.MaxValue: record_hash again,
-#: with the check off (docs/PYTHON.md, what the Arrow path costs).
+#: Spark 4 checks a mapInArrow batch's bytes after every row unless this conf is Int.MaxValue, which
+#: dataset_fingerprint sets for its job (hashexpr.spark_arrow.batches); the mapInArrow profile does the same.
 MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 UNCHECKED = "2147483647"
 #: The functions the section times, in the order of its tables. ``record_hash``, ``record_key`` and the
 #: profile ``udf_floor`` are columns, which without the jar need ``arrow_udf`` (PySpark 4.1 and later).
 FUNCTIONS = (
     "record_hash",
-    "record_hash_unchecked",
     "record_key",
     "dataset_fingerprint",
     "with_metadata",
     "diff",
 )
-COLUMN_FUNCTIONS = ("record_hash", "record_hash_unchecked", "record_key")
+COLUMN_FUNCTIONS = ("record_hash", "record_key")
 #: What each function's candidate does, for the report.
 LABELS = {
     "record_hash": "hx.record_hash(*) to noop",
-    "record_hash_unchecked": f"hx.record_hash(*) to noop, {MAX_BYTES}={UNCHECKED}",
     "record_key": "hx.record_key('id') to noop",
     "dataset_fingerprint": "hx.dataset_fingerprint(df)",
     "with_metadata": "hx.with_metadata(df, 'id') to noop",
@@ -143,25 +141,12 @@ def candidate(
         return run
 
     label = f"{LABELS[function]}  [{name}]"
-    if function in ("record_hash", "record_hash_unchecked"):
-        confs = {MAX_BYTES: UNCHECKED} if function == "record_hash_unchecked" else {}
+    if function == "record_hash":
 
         def hashed():
             return df.select(hx.record_hash(*cols).alias("h"))
 
-        def set_for(action: Callable[[], object]) -> Callable[[], object]:
-            def run() -> object:
-                with session_conf(df.sparkSession, confs):
-                    return action()
-
-            return run
-
-        return (
-            label,
-            rows,
-            forced(set_for(lambda: noop(hashed()))),
-            forced(set_for(lambda: digest(hashed(), ["h"]))),
-        )
+        return label, rows, forced(lambda: noop(hashed())), forced(lambda: digest(hashed(), ["h"]))
     if function == "record_key":
 
         def keyed():

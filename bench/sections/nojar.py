@@ -317,8 +317,8 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
             ok_all &= same
             ratio = arrow.median / jar.median
             jar_cpu, arrow_cpu = _cpu(part, jar), _cpu(part, arrow)
-            if function in ("record_hash", "record_hash_unchecked"):
-                record_hash.append((part, function, ratio, sum(arrow_cpu) / sum(jar_cpu)))
+            if function == "record_hash":
+                record_hash.append((part, ratio, sum(arrow_cpu) / sum(jar_cpu)))
             lines.append(
                 f"| {nw.LABELS[function]} | {jar.rows:,} | {jar.median:.3f} | {arrow.median:.3f} | **{ratio:.2f}×** | "
                 f"{arrow.rows_per_s:,.0f} | {_cpu_text(jar_cpu)} | {_cpu_text(arrow_cpu)} | "
@@ -365,11 +365,9 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
                 "the column functions refuse with an error that says so)."
             )
         lines += [" ".join(notes), ""]
-    for part, function, ratio, cpu_ratio in record_hash:
+    for part, ratio, cpu_ratio in record_hash:
         if _at_least(part["spark"], (4, 1)):
             where = "over Spark Connect" if part["kind"] == "connect" else "classic"
-            if function == "record_hash_unchecked":
-                where += f", {nw.MAX_BYTES}={nw.UNCHECKED}"
             targets.append(
                 f"- without the jar, record_hash ≤ {TARGET:.0f}× the jar's time ({where}, Spark {part['spark']}): "
                 f"{verdict(ratio <= TARGET)} ({ratio:.2f}×; in CPU seconds {cpu_ratio:.2f}×)"
