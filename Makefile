@@ -203,8 +203,15 @@ jvm-packages: venv
 test-jvm-lines: venv
 	$(SBT) -Dhashexpr.test.forks=1 hashexpr/test $(LINE_TESTS)
 
+# make test runs the pinned line's pytest in two parts: most modules on the main stream, and BESIDE_PYTEST (one
+# process of its own each, in .venv-4.2) after the smoke suites, on the core they leave free.
+BESIDE_PYTEST := tests/test_delta_fingerprint.py
 test-pytest: venv postgres
-	$(PY) -m pytest
+	$(PY) -m pytest $(addprefix --ignore=,$(BESIDE_PYTEST))
+
+.PHONY: test-pytest-beside
+test-pytest-beside: venv
+	$(PY) -m pytest -q $(BESIDE_PYTEST)
 
 # The virtualenvs pytest runs besides .venv: every other line's, and dbt's.
 .PHONY: test-venvs

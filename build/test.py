@@ -5,10 +5,10 @@ Runs the phases of ``make test`` (each a ``make`` target; docs/TESTING.md) in fo
 (``.venv``, lint, every line's jar, the wheel, pytest on the pinned Spark); the other Spark lines' virtualenvs
 (downloads, mostly) in the background once ``.venv`` exists; once every jar is built, the JVM suites (ScalaTest on
 every line, then the Arrow engine's Rust tests) beside the Python suites; and after them, each other line's
-smoke suite, still beside pytest. The streams other than the main one write logs of their own, printed once
-pytest ends. Each phase's wall time is printed when it ends, and a table of them all at the end, also when a
-phase fails or the run is interrupted, so that every log says where the time went; ``target/test-times.tsv``
-keeps the table.
+smoke suite, then the pinned line's modules that the Makefile's ``BESIDE_PYTEST`` takes out of the main pytest,
+still beside it. The streams other than the main one write logs of their own, printed once pytest ends. Each
+phase's wall time is printed when it ends, and a table of them all at the end, also when a phase fails or the
+run is interrupted, so that every log says where the time went; ``target/test-times.tsv`` keeps the table.
 
 Usage: ``build/test.py``; ``make test`` runs it.
 """
@@ -143,8 +143,11 @@ def main() -> int:
     # the cores with pytest at the same time) and the virtualenvs it runs in; each into a log of its own,
     # printed once pytest ends.
     smoke = Stream(
-        [Phase(f"smoke, Spark {line}", f"test-line-{line}", "smoke", TARGET / f"test-smoke-{line}.log")
-         for line in lines()],
+        [*(Phase(f"smoke, Spark {line}", f"test-line-{line}", "smoke", TARGET / f"test-smoke-{line}.log")
+           for line in lines()),
+         # The pinned line's modules that the main pytest leaves to this stream (the Makefile's BESIDE_PYTEST).
+         Phase("pytest, pinned Spark: the Delta fingerprints", "test-pytest-beside", "smoke",
+               TARGET / "test-pytest-beside.log")],
         after=(background, jvm),
         keep_going=True,
     )  # fmt: skip
