@@ -2,8 +2,9 @@
 
 ``pyspark.sql.functions.arrow_udf`` (PySpark 4.1 and later, classic and Connect) hands the worker the UDF's
 arguments as Arrow arrays and takes an Arrow array back; Spark sends only those arguments, not the whole row.
-The function's columns go in as one struct (so ``"*"`` and ``"t.*"`` expand as they do in ``record_hash(*)``),
-with Spark's ``typeof`` of that struct, which says what the Arrow types cannot (collations, intervals).
+The function's columns go in as arrays of their own, with Spark's ``typeof`` of their struct, which says what the
+Arrow types cannot (collations, intervals); stars and by-name hashes go in as one struct, the only form in which
+``"*"`` and ``"t.*"`` expand as they do in ``record_hash(*)`` and arguments keep their names.
 """
 
 from __future__ import annotations
