@@ -25,10 +25,6 @@ from pathlib import Path
 
 from harness import MIXED, Result, fmt_times, noop, q
 
-#: Spark 4 checks a mapInArrow batch's bytes after every row unless this conf is Int.MaxValue, which
-#: dataset_fingerprint sets for its job (hashexpr.spark_arrow.batches); the mapInArrow profile does the same.
-MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
-UNCHECKED = "2147483647"
 #: The functions the section times, in the order of its tables. ``record_hash``, ``record_key`` and the
 #: profile ``udf_floor`` are columns, which without the jar need ``arrow_udf`` (PySpark 4.1 and later).
 FUNCTIONS = (
@@ -87,19 +83,6 @@ def engine(name: str | None) -> Iterator[None]:
             os.environ.pop(ENGINE_VARIABLE, None)
         else:
             os.environ[ENGINE_VARIABLE] = before
-
-
-@contextmanager
-def session_conf(spark, confs: dict[str, str]) -> Iterator[None]:
-    """``confs`` set in the session for the block, and as they were after it."""
-    before = {k: spark.conf.get(k, None) for k in confs}
-    for k, v in confs.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            spark.conf.unset(k) if v is None else spark.conf.set(k, v)
 
 
 def data(spark, rows: int):
@@ -217,8 +200,10 @@ def profile(kind: str, df, rows: int) -> tuple[str, int, Callable[[], object], C
         schema = StructType([StructField("n", LongType(), False)])
 
         def run() -> object:
-            # As dataset_fingerprint runs its job (hashexpr.spark_arrow.batches).
-            with session_conf(df.sparkSession, {MAX_BYTES: UNCHECKED}):
+            from hashexpr.spark_arrow.batches import unchecked_batch_bytes
+
+            # As dataset_fingerprint runs its job: Spark 4's check of each batch's bytes off.
+            with unchecked_batch_bytes(df.sparkSession):
                 return sum(r["n"] for r in df.mapInArrow(counts, schema).collect())
 
         return PROFILES[kind], rows, run, run

@@ -104,15 +104,15 @@ def _key_part(name: str, options: KeyOptions, dtype: DataType) -> Column:
     return normalize_key(column(name), **options.normalizing).alias(name)
 
 
-def _type(df: DataFrame, name: str) -> DataType:
-    """The type of the top-level column ``name`` (as resolved) of ``df``."""
-    return next(field.dataType for field in df.schema.fields if field.name == name)
+def _key_parts(names: list[str], options: KeyOptions, schema: StructType) -> list[Column]:
+    """:func:`_key_part` of each of the top-level columns ``names`` (as resolved), typed by ``schema``."""
+    types = {field.name: field.dataType for field in schema.fields}
+    return [_key_part(n, options, types[n]) for n in names]
 
 
 def _business_key(key: list[str], options: KeyOptions, schema: StructType) -> Column:
     # Spellings that one normalisation maps to one key are one business key, not a collision.
-    types = {field.name: field.dataType for field in schema.fields}
-    return F.struct(*(_key_part(n, options, types[n]) for n in key))
+    return F.struct(*_key_parts(key, options, schema))
 
 
 def find_collisions(
@@ -394,12 +394,15 @@ def resolve_collisions(
     aliases = [f"__hx_exception_{i}" for i in range(len(names))]
     # The marker tells a matched row from an unmatched one even when the matched business key is all NULL.
     table = exceptions.select(
-        *(_key_part(n, normalization, _type(exceptions, n)).alias(a) for n, a in zip(listed, aliases)),
+        *(
+            part.alias(a)
+            for part, a in zip(_key_parts(listed[:-1], normalization, exceptions.schema), aliases)
+        ),
         column(listed[-1]).alias(_HK),
         F.lit(True).alias(_MATCHED),
     )
     condition = [
-        _key_part(n, normalization, _type(df, n)).eqNullSafe(table[a]) for n, a in zip(names, aliases)
+        part.eqNullSafe(table[a]) for part, a in zip(_key_parts(names, normalization, df.schema), aliases)
     ]
     joined = df.join(F.broadcast(table), on=condition, how="left")
     replaced = F.when(F.col(_MATCHED), F.col(_HK)).otherwise(df[quote(hash_col)])

@@ -24,14 +24,15 @@ UNCHECKED = str(2**31 - 1)
 def unchecked_batch_bytes(spark: SparkSession) -> Iterator[None]:
     """Around an action hashexpr runs itself: batches capped by rows alone, unless the session sets the byte cap
     (then it is left as set), and the session's conf as it was afterwards."""
+    lifted = False
     try:
-        chosen = spark.conf.get(MAX_BYTES, None)
-        if chosen is None:
+        if spark.conf.get(MAX_BYTES, None) is None:
             spark.conf.set(MAX_BYTES, UNCHECKED)
+            lifted = True
     except PySparkException:  # a runtime that refuses the setting (some serverless ones) keeps its own
-        chosen = ""
+        pass
     try:
         yield
     finally:
-        if chosen is None:
+        if lifted:
             spark.conf.unset(MAX_BYTES)

@@ -97,6 +97,13 @@ def _is_named(c: Any) -> bool:
     return kind in ("UnresolvedAttribute", "Alias", "UnresolvedStar")
 
 
+def key_arguments(key: KeyOptions | None) -> tuple[str, bool, str | None, bool, str]:
+    """``key`` (default: none of its options) as the engine's Hasher takes it: salt, trim, case, empty as NULL,
+    NULL-key policy."""
+    key = key or KeyOptions()
+    return (key.salt, key.trim, key.case, key.empty_as_null, key.null_key)
+
+
 def secret_key(name: str, function: str) -> bytes:
     """The HMAC key Spark's conf ``spark.hashexpr.secret.<name>`` holds, read in the driver."""
     spark = SparkSession.getActiveSession()
@@ -137,11 +144,7 @@ def hash_column(
                 f"{function}: without the jar, an expression hashed by name needs a name of its own: give "
                 f"{unnamed[0]} one with .alias('name') (the jar names it as Spark shows it)"
             )
-    options = (
-        (key.salt, key.trim, key.case, key.empty_as_null, key.null_key)
-        if key is not None
-        else ("", False, None, False, "hash")
-    )
+    options = key_arguments(key)
     from hashexpr.spark_arrow import worker
 
     labels = {f"_{i}": _shown(c) for i, c in enumerate(cols) if kind != "by_name" and not _is_star(c)}

@@ -28,8 +28,7 @@ class HashSpec:
     key: KeyOptions | None = None
 
     def options(self) -> tuple[str, bool, str | None, bool, str]:
-        key = self.key or KeyOptions()
-        return (key.salt, key.trim, key.case, key.empty_as_null, key.null_key)
+        return columns.key_arguments(self.key)
 
 
 def with_hashes(df: DataFrame, specs: Sequence[HashSpec], function: str) -> DataFrame:

@@ -125,7 +125,21 @@ def hash_typed(
     (which the driver read from the DataFrame's schema)."""
     if len(arrays[0]) == 0:
         return pa.array([], pa.binary())
-    batch = readable(pa.RecordBatch.from_arrays(list(arrays), names=list(names)))
+    batch = pa.RecordBatch.from_arrays(list(arrays), names=list(names))
+    return _hash_expected(function, batch, expected, kind, algorithm, hmac_key, key)
+
+
+def _hash_expected(
+    function: str,
+    batch: pa.RecordBatch,
+    expected: Sequence[str],
+    kind: str,
+    algorithm: str,
+    hmac_key: bytes | None,
+    key: tuple[str, bool, str | None, bool, str],
+) -> pa.Array:
+    """Every column of ``batch`` hashed, once checked to hash as the Spark types ``expected``."""
+    batch = readable(batch)
     check_batch(function, batch.schema, expected)
     return _hash(function, batch, kind, algorithm, hmac_key, key)
 
@@ -186,9 +200,7 @@ def hash_batch(
     key: tuple[str, bool, str | None, bool, str],
 ) -> pa.Array:
     """The hashes of the columns ``positions`` of ``batch``, checked to hash as the types ``expected``."""
-    chosen = readable(batch.select(positions))
-    check_batch(function, chosen.schema, expected)
-    return _hash(function, chosen, kind, algorithm, hmac_key, key)
+    return _hash_expected(function, batch.select(positions), expected, kind, algorithm, hmac_key, key)
 
 
 def partition_state(
