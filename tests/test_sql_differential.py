@@ -210,3 +210,17 @@ def test_record_key_matches_the_jar(engines, keys):
     expected = _compare(engines, cases, write, lambda i: _key_call(keys[i][0]))
     for (options, rows), hashes in zip(keys, expected):
         assert hashes == [reference.record_key([v], [StringType()], **options, algorithm="sha256") for v in rows]
+
+
+@pytest.mark.parametrize("dtype", [DecimalType(5, 2), DecimalType(30, 2)], ids=["narrow", "wide"])
+def test_a_postgresql_numeric_nan_fails_the_query_by_name(engines, dtype):
+    """A NaN in a numeric column has no Spark decimal value: the query fails with that message, not with a cast
+    error of the digits it does not have (a narrow decimal's digits are read as a bigint)."""
+    pg = engines["postgres"]
+    pg.execute("DROP TABLE IF EXISTS hx_nan")
+    pg.execute("CREATE TABLE hx_nan (c numeric)")
+    pg.execute("INSERT INTO hx_nan VALUES (1.5), (CAST('NaN' AS numeric))")
+    with pytest.raises(
+        psycopg.errors.InvalidTextRepresentation, match="hashexpr: a numeric NaN has no Spark decimal"
+    ):
+        pg.execute(f"SELECT {record_hash([(column('c'), dtype)], dialect='postgres')} FROM hx_nan")

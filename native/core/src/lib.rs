@@ -16,6 +16,7 @@ pub mod fingerprint;
 pub mod key;
 pub mod lthash;
 pub mod murmur3;
+pub mod postgres_text;
 pub mod record;
 pub mod spark_type;
 

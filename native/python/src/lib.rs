@@ -6,6 +6,7 @@
 
 mod capsule;
 mod classes;
+mod postgres_text;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -84,6 +85,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<classes::Fingerprint>()?;
     m.add_class::<classes::GroupFingerprints>()?;
     m.add_function(wrap_pyfunction!(classes::spark_types, m)?)?;
+    m.add_function(wrap_pyfunction!(postgres_text::postgres_row_digests, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_on_pool, m)?)?;
     Ok(())
 }

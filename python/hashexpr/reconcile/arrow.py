@@ -4,7 +4,8 @@ Parquet files and Arrow data are read through :mod:`hashexpr.arrow.inputs`, as `
 every column as Spark reads the same data (INT96 timestamps, a file's Spark schema, partition directories, pandas
 indexes), and what the engine cannot be sure of refused. The rows are read as record batches, one at a time (a
 Parquet file a column chunk at a time), and the engine computes each batch's key hashes and row hashes with
-SHA-256 on every core; the segments' counts and sums are added up with numpy. A source whose rows come back in
+SHA-256 on every core (against PostgreSQL, the digests of the rows' texts as the server prints them:
+:mod:`hashexpr.reconcile.texts`); the segments' counts and sums are added up with numpy. A source whose rows come back in
 the same order on every read (Parquet files, an Arrow table) keeps each row's first four key-hash bytes from the
 first pass (4 bytes a row), so later passes hash only the rows of the segments they ask for. :class:`ArrowEngine`
 is also how DuckDB's rows are hashed (:mod:`hashexpr.reconcile.duckdb`): DuckDB hands its rows over as Arrow
@@ -23,6 +24,7 @@ import pyarrow.compute as pc
 
 from hashexpr.arrow import record_hash, record_key, spark_types
 from hashexpr.arrow.plan import Input
+from hashexpr.reconcile import texts
 from hashexpr.reconcile.catalog import SideColumn
 from hashexpr.reconcile.columns import SidePlan
 from hashexpr.reconcile.segments import NULL_SEGMENT, Accumulator, Aggregates, key_prefix, lanes, segment_of
@@ -71,6 +73,7 @@ class ArrowEngine(Source):
         super().__init__()
         self._prefix: np.ndarray | None = None
         self._null: np.ndarray | None = None
+        self._kinds: list[str] | None = None
 
     def _batches(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
         """The rows, with these columns (exact names), batch by batch."""
@@ -81,6 +84,25 @@ class ArrowEngine(Source):
 
     def _close(self) -> None:
         self._prefix = self._null = None
+        self._kinds = None
+
+    # --- PostgreSQL's row texts in place of the hashes (texts.py) -------------------------------------------
+
+    def prints_postgres_texts(self, plan: SidePlan, kinds: list[str]) -> bool:
+        schema = self._schema()
+        names = [n for n, _ in plan.hashed]
+        if any(schema.get_field_index(n) < 0 for n in names):
+            return False
+        positions = [schema.get_field_index(n) for n in names]
+        return texts.printable(schema, positions, kinds, len(plan.key))
+
+    def use_postgres_texts(self, kinds: list[str]) -> None:
+        self._kinds = list(kinds)
+
+    def _texts(self, batch: pa.RecordBatch, plan: SidePlan) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's key-text prefix and row-text MD5 (texts.row_digests) of a batch of ``_read``."""
+        positions = [batch.schema.get_field_index(n) for n, _ in plan.hashed]
+        return texts.row_digests(batch, positions, self._kinds, len(plan.key))
 
     # --- hashing ------------------------------------------------------------------------------------------
 
@@ -99,6 +121,8 @@ class ArrowEngine(Source):
         if self._prefix is not None:
             return self._prefix[start : start + n], self._null[start : start + n]
         names = [name for name, _ in plan.key]
+        if self._kinds is not None:
+            return self._texts(batch, plan)[0], self._null_keys(batch, names)
         keys = _matrix(record_key(batch, names, algorithm=_SHA))
         return key_prefix(keys), self._null_keys(batch, names)
 
@@ -115,10 +139,25 @@ class ArrowEngine(Source):
         total = Accumulator(bits)
         keep = within is None and self.stable_order
         prefixes, nulls = [], []
+        key_names = [n for n, _ in plan.key]
         for start, batch in self._read(plan, names):
+            if self._kinds is not None:
+                # Both digests come from one print of the row; a refinement keeps the rows it asks for.
+                prefix, digests = self._texts(batch, plan)
+                null = self._null_keys(batch, key_names)
+                if keep:
+                    prefixes.append(prefix)
+                    nulls.append(null)
+                if within is not None:
+                    bits0, segments = within
+                    mask = ~null & np.isin(segment_of(prefix, bits0), segments)
+                    prefix, null, digests = prefix[mask], null[mask], digests[mask]
+                segment = np.where(null, NULL_SEGMENT, segment_of(prefix, bits))
+                total.add(segment, lanes(digests))
+                continue
             if within is None:
-                keys = _matrix(record_key(batch, [n for n, _ in plan.key], algorithm=_SHA))
-                prefix, null = key_prefix(keys), self._null_keys(batch, [n for n, _ in plan.key])
+                keys = _matrix(record_key(batch, key_names, algorithm=_SHA))
+                prefix, null = key_prefix(keys), self._null_keys(batch, key_names)
                 if keep:
                     prefixes.append(prefix)
                     nulls.append(null)

@@ -4,7 +4,9 @@ Everything runs in one transaction, ``REPEATABLE READ, READ ONLY`` (one snapshot
 read-only replica; no temporary object), with the statement timeout set for it alone. The first pass computes
 every row's key hash and row hash and returns one ``bytea``: 28 bytes per segment. Later passes compute the key
 hash of every row again (a sixth of a row hash's cost) and the row hash only of the rows of the segments asked
-for. Key values come back as psycopg reads them, as Arrow arrays of the Spark type they hash as.
+for. Against a second PostgreSQL table of the same types, or data whose rows' texts the Rust engine prints as
+this server does (:mod:`hashexpr.reconcile.texts`), the aggregate passes use the MD5 of each row's text instead.
+Key values come back as psycopg reads them, as Arrow arrays of the Spark type they hash as.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.types import ArrayType, DataType, StructType
+from pyspark.sql.types import ArrayType, DataType, DecimalType, StructType
 
 from hashexpr import sql as hsql
 from hashexpr.arrow.arrow_types import arrow_type
+from hashexpr.reconcile import texts
 from hashexpr.reconcile.catalog import PostgresType, Refused, SideColumn, postgres_spark_type
 from hashexpr.reconcile.columns import SidePlan
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, Aggregates
@@ -36,6 +39,7 @@ from hashexpr.reconcile.sources import (
     table_sql,
 )
 from hashexpr.sql.layered import Layered, postgres_record_hash, postgres_record_key
+from hashexpr.sql.postgres import NUMERIC_NAN
 
 _DIALECT = hsql.dialect("postgres")
 #: What makes each type's text a one-to-one image of its values, the same on every server (every float digit,
@@ -307,14 +311,31 @@ class PostgresSource(Source):
         """Aggregate by the MD5 of each row's text (and segment by that of its key's) instead of the SHA-256
         record hashes, which cost PostgreSQL ten times more to compute.
 
-        Only where the other side is PostgreSQL with the same types (:meth:`digest_signature`): with these
-        settings a type's text is a one-to-one image of its values, so equal texts are equal values, whose
-        encodings are equal. Values that are equal but written differently (``-0`` and ``0``) put their
+        Only where the other side is PostgreSQL with the same types (:meth:`digest_signature`), or prints the
+        same texts from its own data (:meth:`postgres_text_kinds`): with these settings a type's text is a
+        one-to-one image of its values, so equal texts are equal values, whose encodings are equal. Values that are equal but written differently (``-0`` and ``0``) put their
         segments among those that differ, which the rows fetched then settle by their record hashes, as ever.
         """
         for name, value in _TEXT_SETTINGS:
             self._run("SELECT set_config(%s, %s, true)", [name, value], binary=False)
         self._text = True
+
+    def postgres_text_kinds(self, plan: SidePlan) -> list[str] | None:
+        """How the Rust engine prints each hashed column's values as this server does
+        (:mod:`hashexpr.reconcile.texts`), or None: a column without a printer, a server encoding other than
+        UTF-8, or a ``hashtextextended`` that is not the engine's (another byte order)."""
+        kinds = texts.postgres_kinds(plan)
+        if kinds is None:
+            return None
+        encoding, probe = self._run(
+            "SELECT current_setting('server_encoding'), "
+            "hashtextextended(CAST(ROW(CAST(%s AS text), CAST(%s AS text)) AS text), 0)",
+            list(texts.PROBE),
+            binary=False,
+        )[0]
+        if encoding != "UTF8" or int(probe) != texts.probe_hash():
+            return None
+        return kinds
 
     def _texted(self, plan: SidePlan) -> str:
         """Every row: the hashed columns, a 64-bit hash of its key's text ``hx_t`` (which only places the row in a
@@ -322,7 +343,13 @@ class PostgresSource(Source):
         whether a key column is NULL, ``hx_z``."""
         columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
         keys = ", ".join(columns[: len(plan.key)])
-        null = " OR ".join(_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key))
+        # A numeric NaN prints as NaN but has no record hash: it fails here, as the record hashes' pass fails.
+        nan = [
+            f"CASE WHEN {c} = CAST('NaN' AS numeric) THEN CAST({_DIALECT.fail_text(NUMERIC_NAN, c)} AS boolean) ELSE false END"
+            for c, (_, t) in zip(columns, plan.hashed)
+            if isinstance(t, DecimalType)
+        ]
+        null = " OR ".join(nan + [_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key)])
         return (
             f"SELECT {', '.join(columns)}, hashtextextended(CAST(ROW({keys}) AS text), 0) AS hx_t, "
             f"decode(md5(CAST(ROW({', '.join(columns)}) AS text)), 'hex') AS hx_d, ({null}) AS hx_z "

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from hashexpr.arrow.arrow_types import arrow_type
 from hashexpr.reconcile import columns as hcolumns
+from hashexpr.reconcile.columns import SidePlan
 from hashexpr.reconcile.local import Found, changes_table, compare_rows
 from hashexpr.reconcile.result import Result
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, SEGMENT_BYTES, difference
@@ -113,6 +114,22 @@ def run(
     return found
 
 
+def _postgres_texts(
+    sides: tuple[Source, Source], plans: tuple[SidePlan, SidePlan], say: Callable[[str], None]
+) -> None:
+    """Where one side is PostgreSQL and the other prints its rows' texts as that server does (texts.py), both
+    aggregate by those texts' digests."""
+    for printer, imitator in ((0, 1), (1, 0)):
+        kinds = sides[printer].postgres_text_kinds(plans[printer])
+        if kinds is not None and sides[imitator].prints_postgres_texts(plans[imitator], kinds):
+            sides[printer].use_text_digests()
+            sides[imitator].use_postgres_texts(kinds)
+            say(
+                f"{sides[imitator].label} prints its rows as PostgreSQL does: the aggregate passes compare the rows' texts"
+            )
+            return
+
+
 def _compare(
     pool: ThreadPoolExecutor, sides: tuple[Source, Source], key: Any, columns: Any, say: Callable[[str], None]
 ) -> Result:
@@ -125,6 +142,8 @@ def _compare(
         # Same system, same types: its own digest of a row's text stands in for the row hash until the fetch.
         _both(pool, sides, lambda s, _: s.use_text_digests())
         say(f"both sides are {signatures[0]}: the aggregate passes compare the rows' texts")
+    else:
+        _postgres_texts(sides, side_plans, say)
     estimates = _both(pool, sides, lambda s, _: s.row_estimate())
     bits = first_bits(max(estimates))
     say(f"comparing {len(plan.compared)} columns by key {', '.join(p.name for p in plan.key)}: "

@@ -116,6 +116,20 @@ class Source:
         """Aggregate by the system's own digest of each row (only after equal :meth:`digest_signature`)."""
         raise NotImplementedError
 
+    def postgres_text_kinds(self, plan: SidePlan) -> list[str] | None:
+        """How each hashed column prints, where this system's rows' texts can stand in for the row hashes against
+        a system that prints them alike (:mod:`hashexpr.reconcile.texts`); None elsewhere."""
+        return None
+
+    def prints_postgres_texts(self, plan: SidePlan, kinds: list[str]) -> bool:
+        """Whether this side can print its hashed columns as PostgreSQL prints ``kinds``."""
+        return False
+
+    def use_postgres_texts(self, kinds: list[str]) -> None:
+        """Aggregate by the digests of PostgreSQL's row texts, printed from this side's data (only after
+        :meth:`prints_postgres_texts`)."""
+        raise NotImplementedError
+
     def fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
         """The rows whose segment at ``bits`` is among ``segments`` (segment -1: the NULL-key rows): the key
         columns as ``key0``, ``key1``, ..., the key hash, the row hash, the compared columns' hashes (their first

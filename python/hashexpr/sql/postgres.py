@@ -26,6 +26,8 @@ from hashexpr.sql.dialect import (
 )
 from hashexpr.sql.numbers import minimal_bytes
 
+#: The failure of a numeric NaN, which no Spark decimal holds.
+NUMERIC_NAN = "hashexpr: a numeric NaN has no Spark decimal value"
 
 class Postgres(Dialect):
     name = "postgres"
@@ -111,8 +113,8 @@ class Postgres(Dialect):
         return f"replace(CAST({number} AS text), '.', '')"
 
     def decimal_stripped(self, digits: str) -> str:
-        """The digits without trailing zeros (NULL for zero)."""
-        return f"NULLIF(rtrim({digits}, '0'), '')"
+        """The digits without trailing zeros (NULL for zero, and for a NaN, which then fails by name)."""
+        return f"NULLIF(NULLIF(rtrim({digits}, '0'), ''), 'NaN')"
 
     def decimal_unscaled(self, digits: str, stripped: str, scale: object, wide: bool) -> tuple[str, str]:
         """The unscaled value and the scale once trailing zeros are gone (format section 4.3)."""
@@ -139,9 +141,8 @@ class Postgres(Dialect):
             little_endian = self.le64(unscaled)
         sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
         zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
-        message = "hashexpr: a numeric NaN has no Spark decimal value"
         return (
-            f"CASE WHEN {number} = CAST(0 AS numeric) THEN {zero} WHEN {number} = CAST('NaN' AS numeric) THEN {self.fail(message, number)} "
+            f"CASE WHEN {number} = CAST(0 AS numeric) THEN {zero} WHEN {number} = CAST('NaN' AS numeric) THEN {self.fail(NUMERIC_NAN, number)} "
             f"ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
         )
 
