@@ -9,7 +9,8 @@ use crate::capsule::import_batch;
 use crate::{value_error, Pool};
 
 /// Per row of `batch`: `hashtextextended(CAST(ROW(<key columns>) AS text), 0)` (int64, little-endian) and
-/// `md5(CAST(ROW(<columns>) AS text))` (16 bytes), as a PostgreSQL server computes them with reconcile's
+/// `sha256(convert_to(CAST(ROW(<columns>) AS text), 'UTF8'))` (its first 16 bytes), as a PostgreSQL server
+/// computes them with reconcile's
 /// settings. `columns` are positions in the batch, each printed as its entry of `kinds`; the first
 /// `key_count` make the key. Two `bytes`: 8 and 16 bytes a row.
 #[pyfunction]

@@ -100,7 +100,7 @@ class ArrowEngine(Source):
         self._kinds = list(kinds)
 
     def _texts(self, batch: pa.RecordBatch, plan: SidePlan) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's key-text prefix and row-text MD5 (texts.row_digests) of a batch of ``_read``."""
+        """Each row's key-text prefix and row-text digest (texts.row_digests) of a batch of ``_read``."""
         positions = [batch.schema.get_field_index(n) for n, _ in plan.hashed]
         return texts.row_digests(batch, positions, self._kinds, len(plan.key))
 

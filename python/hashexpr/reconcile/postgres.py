@@ -5,7 +5,7 @@ read-only replica; no temporary object), with the statement timeout set for it a
 every row's key hash and row hash and returns one ``bytea``: 28 bytes per segment. Later passes compute the key
 hash of every row again (a sixth of a row hash's cost) and the row hash only of the rows of the segments asked
 for. Against a second PostgreSQL table of the same types, or data whose rows' texts the Rust engine prints as
-this server does (:mod:`hashexpr.reconcile.texts`), the aggregate passes use the MD5 of each row's text instead.
+this server does (:mod:`hashexpr.reconcile.texts`), the aggregate passes use the SHA-256 of each row's text instead.
 Key values come back as psycopg reads them, as Arrow arrays of the Spark type they hash as.
 """
 
@@ -308,8 +308,8 @@ class PostgresSource(Source):
         return f"PostgreSQL {major}: " + ", ".join(shown[name] for name, _ in plan.hashed)
 
     def use_text_digests(self) -> None:
-        """Aggregate by the MD5 of each row's text (and segment by that of its key's) instead of the SHA-256
-        record hashes, which cost PostgreSQL ten times more to compute.
+        """Aggregate by the SHA-256 of each row's text (and segment by PostgreSQL's hash of its key's) instead of
+        the record hashes, which cost PostgreSQL ten times more to compute.
 
         Only where the other side is PostgreSQL with the same types (:meth:`digest_signature`), or prints the
         same texts from its own data (:meth:`postgres_text_kinds`): with these settings a type's text is a
@@ -339,7 +339,7 @@ class PostgresSource(Source):
 
     def _texted(self, plan: SidePlan) -> str:
         """Every row: the hashed columns, a 64-bit hash of its key's text ``hx_t`` (which only places the row in a
-        segment: PostgreSQL's own, the cheapest), the MD5 of its own text ``hx_d``, and
+        segment: PostgreSQL's own, the cheapest), the SHA-256 of its own text (UTF-8) ``hx_d``, and
         whether a key column is NULL, ``hx_z``."""
         columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
         keys = ", ".join(columns[: len(plan.key)])
@@ -352,7 +352,7 @@ class PostgresSource(Source):
         null = " OR ".join(nan + [_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key)])
         return (
             f"SELECT {', '.join(columns)}, hashtextextended(CAST(ROW({keys}) AS text), 0) AS hx_t, "
-            f"decode(md5(CAST(ROW({', '.join(columns)}) AS text)), 'hex') AS hx_d, ({null}) AS hx_z "
+            f"sha256(convert_to(CAST(ROW({', '.join(columns)}) AS text), 'UTF8')) AS hx_d, ({null}) AS hx_z "
             f"FROM ({self._aliased(plan)}) AS hx_r"
         )
 

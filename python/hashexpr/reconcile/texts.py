@@ -1,7 +1,7 @@
 """PostgreSQL's row texts, printed from Arrow data: the cheap digests of a PostgreSQL table against DuckDB,
 Parquet or Arrow data.
 
-A PostgreSQL server computes ``md5(CAST(ROW(c1, ..., cn) AS text))`` and ``hashtextextended`` of the key's row
+A PostgreSQL server computes ``sha256(convert_to(CAST(ROW(c1, ..., cn) AS text), 'UTF8'))`` and ``hashtextextended`` of the key's row
 text far faster than the SHA-256 record hashes of format v1. When every hashed column of the PostgreSQL side has
 a type whose text the Rust engine prints as the server does (:func:`postgres_kinds`) and the other side's Arrow
 types can be printed so, both aggregate passes compare those digests instead: the engine prints each row's text
@@ -83,7 +83,8 @@ def row_digests(
     batch: pa.RecordBatch, positions: Sequence[int], kinds: Sequence[str], key_count: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``batch``: the first 32 bits of its key text's hash (uint32, the segment's bits, as
-    PostgreSQL's ``(h >> 32) & 4294967295``) and the MD5 of its row text (an ``(n, 16)`` uint8 array)."""
+    PostgreSQL's ``(h >> 32) & 4294967295``) and the first 16 bytes of its row text's SHA-256 (an ``(n, 16)`` uint8
+    array)."""
     columns = [_plain(batch.column(i)) for i in positions]
     plain = pa.RecordBatch.from_arrays(columns, names=[f"c{i}" for i in range(len(columns))])
     keys, rows = postgres_row_digests(plain, list(range(len(columns))), list(kinds), key_count)

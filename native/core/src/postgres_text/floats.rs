@@ -2,13 +2,14 @@
 //! of Ryu, `src/common/d2s.c` and `f2s.c`): the shortest decimal strictly inside the interval of values that
 //! read back as the float, the closest to it of that length.
 //!
-//! Rust's shortest digits (`{:e}`) are the same but for two cases:
+//! The shortest digits of Ryu's reference (the `ryu` crate, and Rust's `{:e}`) are the same but for two
+//! cases:
 //! - they also take a decimal on the interval's edge, an exact midpoint between two floats that reads back as
 //!   this one by round-half-even; PostgreSQL's build does not, and prints more digits. A short decimal is a
 //!   midpoint only for integers whose floats are 4 or more apart, which [`on_edge`] checks exactly;
 //! - when the float lies exactly halfway between the two closest decimals of the shortest length, Ryu takes
-//!   the one whose last digit is even, Rust not always. Only a float whose exact decimal has one digit more
-//!   than the shortest is halfway ([`halfway`]).
+//!   the one whose last digit is even, Rust's `{:e}` not always. Only a float whose exact decimal has one
+//!   digit more than the shortest is halfway ([`halfway`]).
 
 use std::fmt::Write;
 
@@ -75,9 +76,73 @@ pub fn on_edge(digits: u64, shift: i32, bits: Bits) -> bool {
         })
 }
 
-/// The exact decimal digits of the float `bits` (its magnitude) when they are `length + 1` digits ending in 5,
-/// with the decimal exponent of their first: the float is then halfway between two decimals of `length` digits.
-fn halfway(bits: Bits, length: usize) -> Option<(Vec<u8>, i32)> {
+/// A decimal's digits, without leading or trailing zeros, and the exponent of its first: `d.ddd × 10^exponent`.
+#[derive(Clone, Copy)]
+pub struct Decimal {
+    pub negative: bool,
+    buffer: [u8; 40],
+    length: usize,
+    pub exponent: i32,
+}
+
+impl Decimal {
+    pub fn digits(&self) -> &[u8] {
+        &self.buffer[..self.length]
+    }
+
+    /// The digits as an integer (a float's shortest digits are at most 17).
+    fn value(&self) -> u64 {
+        self.digits().iter().fold(0u64, |v, d| {
+            v.wrapping_mul(10).wrapping_add(u64::from(d - b'0'))
+        })
+    }
+
+    /// The power of ten of the last digit.
+    fn shift(&self) -> i32 {
+        self.exponent - (self.length as i32 - 1)
+    }
+
+    /// From digits with the exponent of the first, dropping leading and trailing zeros.
+    fn of(negative: bool, all: &[u8], exponent: i32) -> Self {
+        let leading = all.iter().take_while(|&&d| d == b'0').count();
+        let kept = &all[leading..];
+        let length = kept.len() - kept.iter().rev().take_while(|&&d| d == b'0').count();
+        let mut buffer = [b'0'; 40];
+        buffer[..length].copy_from_slice(&kept[..length]);
+        Self {
+            negative,
+            buffer,
+            length,
+            exponent: exponent - leading as i32,
+        }
+    }
+
+    /// A number's text: ryu's (`123.45`, `0.001`, `1e16`, `1.5e-7`) or `{:e}`'s (`1.2345e2`).
+    fn parse(text: &str) -> Self {
+        let negative = text.starts_with('-');
+        let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+            Some((m, e)) => (
+                m,
+                e.parse::<i32>()
+                    .expect("a float's text has an integer exponent"),
+            ),
+            None => (text, 0),
+        };
+        let mantissa = mantissa.trim_start_matches('-');
+        let before = mantissa.find('.').unwrap_or(mantissa.len()) as i32;
+        let mut all = [b'0'; 40];
+        let mut n = 0;
+        for digit in mantissa.bytes().filter(u8::is_ascii_digit).take(all.len()) {
+            all[n] = digit;
+            n += 1;
+        }
+        Self::of(negative, &all[..n], before - 1 + exponent)
+    }
+}
+
+/// Where the float `bits` is exactly halfway between the two decimals of `length` digits closest to it (its
+/// exact decimal has `length + 1` digits, the last a 5), the one whose last digit is even.
+fn halfway(negative: bool, bits: Bits, length: usize) -> Option<Decimal> {
     let zeros = bits.significand.trailing_zeros();
     let (odd, power) = (bits.significand >> zeros, bits.exponent + zeros as i32);
     // odd × 2^power, power < 0, is odd × 5^-power / 10^-power: its digits are those of odd × 5^-power. Past
@@ -85,53 +150,27 @@ fn halfway(bits: Bits, length: usize) -> Option<(Vec<u8>, i32)> {
     if !(-27..0).contains(&power) {
         return None;
     }
-    let exact = (u128::from(odd) * 5u128.pow(power.unsigned_abs())).to_string();
-    if exact.len() != length + 1 {
+    let exact = u128::from(odd) * 5u128.pow(power.unsigned_abs());
+    let count = exact.ilog10() as usize + 1;
+    if count != length + 1 {
         return None;
     }
-    // The first digit's exponent: the number is exact / 10^-power.
-    Some((exact.into_bytes(), (length as i32) + power))
-}
-
-/// `digits` (`length + 1`, the last a 5) rounded to `length` half to even, with the exponent of the first.
-fn round_half_even(mut digits: Vec<u8>, exponent: i32) -> (Vec<u8>, i32) {
-    digits.pop();
-    if (digits.last().copied().unwrap_or(b'0') - b'0').is_multiple_of(2) {
-        return (digits, exponent);
+    // Drop the 5 and round half to even: up when the digit before it is odd.
+    let mut kept = exact / 10;
+    if kept % 2 == 1 {
+        kept += 1;
     }
-    for digit in digits.iter_mut().rev() {
-        if *digit == b'9' {
-            *digit = b'0';
-        } else {
-            *digit += 1;
-            let kept = digits.len() - digits.iter().rev().take_while(|&&d| d == b'0').count();
-            digits.truncate(kept.max(1));
-            return (digits, exponent);
-        }
-    }
-    (vec![b'1'], exponent + 1)
+    let mut all = [b'0'; 40];
+    let text = kept.to_string();
+    all[..text.len()].copy_from_slice(text.as_bytes());
+    // The first digit of `exact` is at 10^(count - 1 + power); rounding up may add one in front.
+    let exponent = (count as i32 - 1 + power) + (text.len() as i32 - length as i32);
+    Some(Decimal::of(negative, &all[..text.len()], exponent))
 }
 
-/// The sign, digits and decimal exponent (`d.ddd × 10^exponent`) of `{:e}`-style text.
-fn parse(scientific: &str) -> (bool, Vec<u8>, i32) {
-    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} prints an exponent");
-    let negative = mantissa.starts_with('-');
-    let digits = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    (
-        negative,
-        digits,
-        exponent.parse().expect("{:e} prints an integer exponent"),
-    )
-}
-
-fn value_of(digits: &[u8]) -> u64 {
-    digits.iter().fold(0u64, |v, d| {
-        v.wrapping_mul(10).wrapping_add(u64::from(d - b'0'))
-    })
-}
-
-/// PostgreSQL's digits for a finite, nonzero float: `shortest` its `{:e}`, `at(p)` its text correctly rounded
-/// to `p` digits, `reads_back` whether a text reads back as it, `most` the digits that always do.
+/// PostgreSQL's digits for a finite, nonzero float: `shortest` its shortest text (ryu's), `at(p)` its text
+/// correctly rounded to `p` digits, `reads_back` whether a text reads back as it, `most` the digits that always
+/// do.
 pub fn digits(
     scratch: &mut String,
     bits: Bits,
@@ -139,41 +178,35 @@ pub fn digits(
     at: impl Fn(&mut String, usize),
     reads_back: impl Fn(&str) -> bool,
     most: usize,
-) -> (bool, Vec<u8>, i32) {
+) -> Decimal {
     scratch.clear();
     shortest(scratch);
-    let (negative, digits, exponent) = parse(scratch);
-    if let Some((exact, first)) = halfway(bits, digits.len()) {
-        let (digits, exponent) = round_half_even(exact, first);
-        return (negative, digits, exponent);
+    let found = Decimal::parse(scratch);
+    if let Some(even) = halfway(found.negative, bits, found.length) {
+        return even;
     }
-    let shift = |d: &[u8], e: i32| e - (d.len() as i32 - 1);
-    if !on_edge(value_of(&digits), shift(&digits, exponent), bits) {
-        return (negative, digits, exponent);
+    if !on_edge(found.value(), found.shift(), bits) {
+        return found;
     }
-    for precision in digits.len() + 1..=most {
+    for precision in found.length + 1..=most {
         scratch.clear();
         at(scratch, precision);
-        let (negative, longer, exponent) = parse(scratch);
-        let trimmed = longer.len() - longer.iter().rev().take_while(|&&d| d == b'0').count();
-        let longer = longer[..trimmed.max(1)].to_vec();
-        if reads_back(scratch) && !on_edge(value_of(&longer), shift(&longer, exponent), bits) {
-            return (negative, longer, exponent);
+        let longer = Decimal::parse(scratch);
+        if reads_back(scratch) && !on_edge(longer.value(), longer.shift(), bits) {
+            return longer;
         }
     }
     scratch.clear();
     at(scratch, most);
-    parse(scratch)
+    Decimal::parse(scratch)
 }
 
 /// [`digits`] of a double.
-pub fn f64_digits(scratch: &mut String, value: f64) -> (bool, Vec<u8>, i32) {
+pub fn f64_digits(scratch: &mut String, value: f64) -> Decimal {
     digits(
         scratch,
         Bits::of_f64(value),
-        |s| {
-            let _ = write!(s, "{value:e}");
-        },
+        |s| s.push_str(ryu::Buffer::new().format_finite(value)),
         |s, p| {
             let _ = write!(s, "{value:.*e}", p - 1);
         },
@@ -183,13 +216,11 @@ pub fn f64_digits(scratch: &mut String, value: f64) -> (bool, Vec<u8>, i32) {
 }
 
 /// [`digits`] of a real.
-pub fn f32_digits(scratch: &mut String, value: f32) -> (bool, Vec<u8>, i32) {
+pub fn f32_digits(scratch: &mut String, value: f32) -> Decimal {
     digits(
         scratch,
         Bits::of_f32(value),
-        |s| {
-            let _ = write!(s, "{value:e}");
-        },
+        |s| s.push_str(ryu::Buffer::new().format_finite(value)),
         |s, p| {
             let _ = write!(s, "{value:.*e}", p - 1);
         },
@@ -202,37 +233,51 @@ pub fn f32_digits(scratch: &mut String, value: f32) -> (bool, Vec<u8>, i32) {
 mod tests {
     use super::*;
 
+    fn shown(found: Decimal) -> (bool, String, i32) {
+        let digits = String::from_utf8(found.digits().to_vec()).unwrap();
+        (found.negative, digits, found.exponent)
+    }
+
     #[test]
     fn a_shortest_decimal_on_the_edge_gets_another_digit() {
         // 33995606510552912 is a double; the floats beside it are 4 away, so 33995606510552910 (16 digits,
-        // Rust's shortest) is the midpoint below. PostgreSQL 15 prints 3.3995606510552912e+16.
+        // ryu's shortest) is the midpoint below. PostgreSQL 15 prints 3.3995606510552912e+16.
         let value = 33_995_606_510_552_912.0f64;
-        assert_eq!(format!("{value:e}"), "3.399560651055291e16");
-        let (negative, digits, exponent) = f64_digits(&mut String::new(), value);
         assert_eq!(
-            (negative, digits.as_slice(), exponent),
-            (false, b"33995606510552912".as_slice(), 16)
+            ryu::Buffer::new().format_finite(value),
+            "3.399560651055291e16"
         );
+        let found = shown(f64_digits(&mut String::new(), value));
+        assert_eq!(found, (false, "33995606510552912".into(), 16));
     }
 
     #[test]
     fn halfway_between_two_shortest_decimals_the_even_one() {
         // Exactly 664.51422119140625 and 2267997.25: PostgreSQL 15 prints 664.5142211914062 and, for the
-        // real, 2.2679972e+06.
-        let (_, digits, exponent) = f64_digits(&mut String::new(), 43_549_604.0 / 65_536.0);
-        assert_eq!(
-            (digits.as_slice(), exponent),
-            (b"6645142211914062".as_slice(), 2)
-        );
-        let (_, digits, exponent) = f32_digits(&mut String::new(), 9_071_989.0 / 4.0);
-        assert_eq!((digits.as_slice(), exponent), (b"22679972".as_slice(), 6));
+        // real, 2.2679972e+06; a negative one alike.
+        let found = shown(f64_digits(&mut String::new(), 43_549_604.0 / 65_536.0));
+        assert_eq!(found, (false, "6645142211914062".into(), 2));
+        let found = shown(f32_digits(&mut String::new(), -9_071_989.0 / 4.0));
+        assert_eq!(found, (true, "22679972".into(), 6));
     }
 
     #[test]
     fn a_decimal_off_the_edge_is_left_alone() {
-        let (_, digits, exponent) = f64_digits(&mut String::new(), 1e100);
-        assert_eq!((digits.as_slice(), exponent), (b"1".as_slice(), 100));
-        let (_, digits, _) = f32_digits(&mut String::new(), 0.1);
-        assert_eq!(digits, b"1");
+        assert_eq!(
+            shown(f64_digits(&mut String::new(), 1e100)),
+            (false, "1".into(), 100)
+        );
+        assert_eq!(
+            shown(f32_digits(&mut String::new(), 0.1)),
+            (false, "1".into(), -1)
+        );
+        assert_eq!(
+            shown(f64_digits(&mut String::new(), -0.00012345)),
+            (true, "12345".into(), -4)
+        );
+        assert_eq!(
+            shown(f64_digits(&mut String::new(), 100.0)),
+            (false, "1".into(), 2)
+        );
     }
 }

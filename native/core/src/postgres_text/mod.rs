@@ -1,6 +1,6 @@
 //! A row's text as PostgreSQL prints it (`CAST(ROW(c1, ..., cn) AS text)`), printed here from Arrow data, and
 //! the two digests reconcile compares PostgreSQL's rows by: `hashtextextended` of the key columns' row text
-//! and the MD5 of the whole row's text. A PostgreSQL server computes both far faster than the SHA-256 record
+//! and the SHA-256 of the whole row's text. A PostgreSQL server computes both far faster than the record
 //! hashes, so a comparison of PostgreSQL against Arrow data (DuckDB, Parquet) aggregates by them, and only the
 //! rows of the segments that differ are settled by their record hashes.
 
@@ -14,8 +14,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
-use md5::{Digest, Md5};
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 
 use crate::error::Error;
 
@@ -244,7 +244,8 @@ impl RowTexts {
         self.len() == 0
     }
 
-    /// Per row, `hashtextextended(CAST(ROW(key columns) AS text), 0)` and `md5(CAST(ROW(columns) AS text))`,
+    /// Per row, `hashtextextended(CAST(ROW(key columns) AS text), 0)` and the first 16 bytes of
+    /// `sha256(convert_to(CAST(ROW(columns) AS text), 'UTF8'))`,
     /// on every thread of the current rayon pool.
     pub fn digests(&self) -> (Vec<i64>, Vec<[u8; 16]>) {
         let n = self.len();
@@ -278,7 +279,7 @@ impl RowTexts {
                     if self.key_count == self.columns.len() {
                         *key = hash_bytes_extended(&text, 0) as i64;
                     }
-                    *row = Md5::digest(&text).into();
+                    row.copy_from_slice(&Sha256::digest(&text)[..16]);
                 }
             });
         (keys, rows)
@@ -350,7 +351,7 @@ mod tests {
         .unwrap();
         let (keys, rows) = texts.digests();
         assert_eq!(keys[0], hash_bytes_extended(b"(1)", 0) as i64);
-        assert_eq!(rows[1], <[u8; 16]>::from(Md5::digest(b"(2,a)")));
+        assert_eq!(rows[1][..], Sha256::digest(b"(2,a)")[..16]);
     }
 
     #[test]

@@ -12,12 +12,9 @@ const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
 
 /// `float4out` / `float8out` of a finite, nonzero value from its digits (floats.rs): fixed-point while the
 /// exponent is in `-4..fixed_below`, else `d.ddde+XX` with at least two exponent digits.
-fn write_float(
-    out: &mut Vec<u8>,
-    (negative, digits, exponent): (bool, Vec<u8>, i32),
-    fixed_below: i32,
-) {
-    if negative {
+fn write_float(out: &mut Vec<u8>, decimal: floats::Decimal, fixed_below: i32) {
+    let (digits, exponent) = (decimal.digits(), decimal.exponent);
+    if decimal.negative {
         out.push(b'-');
     }
     if (-4..fixed_below).contains(&exponent) {
@@ -25,9 +22,9 @@ fn write_float(
         if before <= 0 {
             out.extend_from_slice(b"0.");
             out.extend(std::iter::repeat_n(b'0', (-before) as usize));
-            out.extend_from_slice(&digits);
+            out.extend_from_slice(digits);
         } else if (before as usize) >= digits.len() {
-            out.extend_from_slice(&digits);
+            out.extend_from_slice(digits);
             out.extend(std::iter::repeat_n(b'0', before as usize - digits.len()));
         } else {
             out.extend_from_slice(&digits[..before as usize]);
