@@ -5,11 +5,11 @@ every column as Spark reads the same data (INT96 timestamps, a file's Spark sche
 indexes), and what the engine cannot be sure of refused. The rows are read as record batches, one at a time (a
 Parquet file a column chunk at a time), and the engine computes each batch's key hashes and row hashes with
 SHA-256 on every core (against PostgreSQL, the digests of the rows' texts as the server prints them:
-:mod:`hashexpr.reconcile.texts`); the segments' counts and sums are added up with numpy. A source whose rows come back in
-the same order on every read (Parquet files, an Arrow table) keeps each row's first four key-hash bytes from the
-first pass (4 bytes a row), so later passes hash only the rows of the segments they ask for. :class:`ArrowEngine`
-is also how DuckDB's rows are hashed (:mod:`hashexpr.reconcile.duckdb`): DuckDB hands its rows over as Arrow
-within the process.
+:mod:`hashexpr.reconcile.texts`); the segments' counts and sums are added up with numpy. A source whose rows
+come back in the same order on every read (Parquet files, an Arrow table) keeps each row's first four key-hash
+bytes from the first pass (4 bytes a row), so later passes hash only the rows of the segments they ask for.
+:class:`ArrowEngine` is also how DuckDB's rows are hashed (:mod:`hashexpr.reconcile.duckdb`): DuckDB hands its
+rows over as Arrow within the process.
 """
 
 from __future__ import annotations
