@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -339,6 +340,18 @@ def _get_json(url: str) -> Any:
         return json.load(response)
 
 
+def _started_port(log: Path, service: str) -> int | None:
+    """The port Spark's web UI ``service`` bound, from its process's log. Another process can take the port
+    free_port gave between that call and the bind (a Spark UI of a concurrent test stream); Spark then binds the
+    next port, and the one asked for answers with someone else's page."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.findall(rf"Successfully started service '{service}' on port (\d+)", text)
+    return int(found[-1]) if found else None
+
+
 @dataclass
 class StandaloneCluster:
     """A running standalone cluster: one master and its workers (``processes``: the master, then each worker)."""
@@ -358,17 +371,22 @@ class StandaloneCluster:
 
     def master_state(self) -> Any:
         """The master's state: its web UI's ``/json/`` (workers, active and completed applications)."""
-        return _get_json(f"http://{LOOPBACK}:{self.webui_port}/json/")
+        port = _started_port(self.processes[0].log, "MasterUI") or self.webui_port
+        return _get_json(f"http://{LOOPBACK}:{port}/json/")
 
     def worker_states(self) -> list[Any]:
         """Each worker's state: its web UI's ``/json/`` (its executors, running and finished)."""
-        return [_get_json(f"http://{LOOPBACK}:{p}/json/") for p in self.worker_webui_ports]
+        ports = [
+            _started_port(worker.log, "WorkerUI") or asked
+            for worker, asked in zip(self.processes[1:], self.worker_webui_ports)
+        ]
+        return [_get_json(f"http://{LOOPBACK}:{p}/json/") for p in ports]
 
     def alive_workers(self) -> int:
         """How many workers the master has registered as ALIVE (0 while its web UI is not up)."""
         try:
             state = self.master_state()
-        except OSError:
+        except (OSError, ValueError):  # not up yet, or not yet known to be elsewhere than asked
             return 0
         return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
