@@ -122,7 +122,10 @@ class ArrowEngine(Source):
             return self._prefix[start : start + n], self._null[start : start + n]
         names = [name for name, _ in plan.key]
         if self._kinds is not None:
-            return self._texts(batch, plan)[0], self._null_keys(batch, names)
+            # The key's text alone: its hash is the same whatever columns follow the key.
+            positions = [batch.schema.get_field_index(n) for n in names]
+            prefix, _ = texts.row_digests(batch, positions, self._kinds[: len(names)], len(names))
+            return prefix, self._null_keys(batch, names)
         keys = _matrix(record_key(batch, names, algorithm=_SHA))
         return key_prefix(keys), self._null_keys(batch, names)
 

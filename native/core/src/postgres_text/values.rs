@@ -42,44 +42,40 @@ fn write_float(out: &mut Vec<u8>, decimal: floats::Decimal, fixed_below: i32) {
     }
 }
 
-/// `float8out`.
-pub fn write_f64(out: &mut Vec<u8>, scratch: &mut String, value: f64) {
-    if value.is_nan() {
-        out.extend_from_slice(b"NaN");
+/// The texts of NaN, the infinities and the zeros, which have no digits; false for any other value.
+fn write_special(out: &mut Vec<u8>, value: f64) -> bool {
+    let text: &[u8] = if value.is_nan() {
+        b"NaN"
     } else if value.is_infinite() {
-        out.extend_from_slice(if value > 0.0 {
-            b"Infinity".as_slice()
+        if value > 0.0 {
+            b"Infinity"
         } else {
             b"-Infinity"
-        });
+        }
     } else if value == 0.0 {
-        out.extend_from_slice(if value.is_sign_negative() {
-            b"-0".as_slice()
+        if value.is_sign_negative() {
+            b"-0"
         } else {
             b"0"
-        });
+        }
     } else {
+        return false;
+    };
+    out.extend_from_slice(text);
+    true
+}
+
+/// `float8out`.
+pub fn write_f64(out: &mut Vec<u8>, scratch: &mut String, value: f64) {
+    if !write_special(out, value) {
         write_float(out, floats::f64_digits(scratch, value), 15);
     }
 }
 
 /// `float4out`.
 pub fn write_f32(out: &mut Vec<u8>, scratch: &mut String, value: f32) {
-    if value.is_nan() {
-        out.extend_from_slice(b"NaN");
-    } else if value.is_infinite() {
-        out.extend_from_slice(if value > 0.0 {
-            b"Infinity".as_slice()
-        } else {
-            b"-Infinity"
-        });
-    } else if value == 0.0 {
-        out.extend_from_slice(if value.is_sign_negative() {
-            b"-0".as_slice()
-        } else {
-            b"0"
-        });
-    } else {
+    // Widening keeps NaN, the infinities and the zeros' signs.
+    if !write_special(out, f64::from(value)) {
         write_float(out, floats::f32_digits(scratch, value), 6);
     }
 }
