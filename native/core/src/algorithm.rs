@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 
 use crate::block::Block;
 use crate::error::Error;
-use crate::murmur3::{murmur3_x64_128, SEED};
+use crate::murmur3::{murmur3_x64_128, murmur3_x64_128_padded, SEED};
 
 /// MurmurHash3 x64 128 (16 bytes), SHA-256 or HMAC-SHA-256 (32 bytes).
 #[derive(Clone)]
@@ -73,7 +73,8 @@ impl Algorithm {
             // The common case in a loop of its own, with the digest written in place.
             Self::Murmur3 => {
                 for (k, digest) in out.chunks_exact_mut(16).enumerate() {
-                    digest.copy_from_slice(&murmur3_x64_128(block.record(k), SEED));
+                    let (padded, len) = block.padded(k);
+                    digest.copy_from_slice(&murmur3_x64_128_padded(padded, len, SEED));
                 }
             }
             _ => {

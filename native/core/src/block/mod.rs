@@ -66,13 +66,20 @@ impl Rows for &[usize] {
     }
 }
 
+/// The bytes left free after each record of a block. A short value is written as a whole 32-byte chunk
+/// whatever its length, so that values of varying lengths take one branch: what it writes past its end is
+/// overwritten by the row's later values, or falls here. The hash reads a record's tail as one 16-byte load
+/// that may reach here too, and masks what it does not hash.
+pub(crate) const SLACK: usize = 32;
+
 /// The records of a block of rows, in a buffer reused from block to block.
 #[derive(Default)]
 pub struct Block {
     ctx: Ctx,
     bytes: Vec<u8>,
-    /// Where each row's record starts, and where the last one ends.
-    offsets: Vec<usize>,
+    /// Where each row's record starts and ends; [`SLACK`] bytes separate a record from the next.
+    starts: Vec<usize>,
+    ends: Vec<usize>,
     cursors: Vec<usize>,
 }
 
@@ -93,23 +100,31 @@ impl Block {
     pub fn positional(&mut self, columns: &[Node], start: usize, len: usize) {
         let rows = Run { start, len };
         self.ctx.forget_sizes();
-        // The record's header: the format version and the column count.
+        // The record's header (the format version and the column count) and the columns whose every value
+        // has one length; then each other column's values.
+        let fixed: usize = columns.iter().filter_map(nested::fixed_width).sum();
         let sizes = &mut self.cursors;
         sizes.clear();
-        sizes.resize(len, 5);
+        sizes.resize(len, 5 + fixed);
         for column in columns {
-            size(column, rows, sizes, &mut self.ctx);
+            if nested::fixed_width(column).is_none() {
+                size(column, rows, sizes, &mut self.ctx);
+            }
         }
         // Each row's size becomes its start: the cursor its columns write from.
-        self.offsets.clear();
+        self.starts.clear();
+        self.ends.clear();
         let mut end = 0;
         for size in sizes.iter_mut() {
-            self.offsets.push(end);
+            let start = end;
             end += *size;
-            *size = end - *size;
+            self.starts.push(start);
+            self.ends.push(end);
+            *size = start;
+            end += SLACK;
         }
-        self.offsets.push(end);
-        // Every byte is written below: the buffer only grows, and is never cleared.
+        // Every byte of every record is written below (a slack's bytes are never hashed): the buffer only
+        // grows, and is never cleared.
         if self.bytes.len() < end {
             self.bytes.resize(end, 0);
         }
@@ -122,12 +137,14 @@ impl Block {
         for cursor in cursors.iter_mut() {
             put(out, cursor, header);
         }
+        // The cursors are the rows': a value's overspill lands in its own row or its slack.
+        self.ctx.spill = true;
         for column in columns {
             write(column, rows, out, cursors, &mut self.ctx);
         }
         // Each row's columns wrote as many bytes as they sized: a disagreement is a bug, never a wrong hash.
         assert!(
-            cursors.iter().eq(&self.offsets[1..]),
+            cursors.iter().eq(&self.ends),
             "a record's encoding is not the size it was given"
         );
     }
@@ -135,7 +152,14 @@ impl Block {
     /// The record of the `k`th row of the block.
     #[inline(always)]
     pub fn record(&self, k: usize) -> &[u8] {
-        &self.bytes[self.offsets[k]..self.offsets[k + 1]]
+        &self.bytes[self.starts[k]..self.ends[k]]
+    }
+
+    /// The record of the `k`th row followed by 16 bytes of its slack, and the record's length.
+    #[inline(always)]
+    pub fn padded(&self, k: usize) -> (&[u8], usize) {
+        let (start, end) = (self.starts[k], self.ends[k]);
+        (&self.bytes[start..end + 16], end - start)
     }
 }
 
@@ -144,6 +168,10 @@ impl Block {
 #[derive(Default)]
 pub(crate) struct Ctx {
     sorted: bool,
+    /// Whether a value may write up to [`SLACK`] bytes past its end: where the cursors are a block's rows'
+    /// (their row's later values overwrite what it writes, or its slack takes it), not where they are the
+    /// elements of lists or maps (the next element may already be written).
+    spill: bool,
     indices: Vec<Vec<usize>>,
     bytes: Vec<Vec<u8>>,
     /// The sizes of a list's elements, from the size pass, for the write pass: by the list's child and the
@@ -427,18 +455,26 @@ pub(crate) fn write<R: Rows>(
                 nine(FLOATING, double_bits(v[r]) as i64)
             ))
         }
-        Node::Decimal32(n, v, s) => values!(n, rows, out, cursors, |r, c| small_decimal(
-            out,
-            c,
-            i64::from(v[r]),
-            *s
-        )),
-        Node::Decimal64(n, v, s) => values!(n, rows, out, cursors, |r, c| small_decimal(
-            out, c, v[r], *s
-        )),
+        Node::Decimal32(n, v, s) => {
+            let spill = ctx.spill;
+            values!(n, rows, out, cursors, |r, c| small_decimal(
+                out,
+                c,
+                i64::from(v[r]),
+                *s,
+                spill
+            ))
+        }
+        Node::Decimal64(n, v, s) => {
+            let spill = ctx.spill;
+            values!(n, rows, out, cursors, |r, c| small_decimal(
+                out, c, v[r], *s, spill
+            ))
+        }
         Node::Decimal128(n, v, s) => {
+            let spill = ctx.spill;
             values!(n, rows, out, cursors, |r, c| match i64::try_from(v[r]) {
-                Ok(small) => small_decimal(out, c, small, *s),
+                Ok(small) => small_decimal(out, c, small, *s, spill),
                 Err(_) => decimal(out, c, v[r], *s),
             })
         }
@@ -450,25 +486,47 @@ pub(crate) fn write<R: Rows>(
         )),
         Node::Bytes(tag, n, offsets, data) => {
             let (offsets, data): (&[i32], &[u8]) = (offsets, data);
-            values!(n, rows, out, cursors, |r, c| {
-                bytes(
+            if ctx.spill {
+                values!(n, rows, out, cursors, |r, c| spilled_bytes(
                     out,
                     c,
                     *tag,
-                    &data[offsets[r] as usize..offsets[r + 1] as usize],
-                )
-            })
+                    data,
+                    offsets[r] as usize,
+                    offsets[r + 1] as usize
+                ))
+            } else {
+                values!(n, rows, out, cursors, |r, c| {
+                    bytes(
+                        out,
+                        c,
+                        *tag,
+                        &data[offsets[r] as usize..offsets[r + 1] as usize],
+                    )
+                })
+            }
         }
         Node::LargeBytes(tag, n, offsets, data) => {
             let (offsets, data): (&[i64], &[u8]) = (offsets, data);
-            values!(n, rows, out, cursors, |r, c| {
-                bytes(
+            if ctx.spill {
+                values!(n, rows, out, cursors, |r, c| spilled_bytes(
                     out,
                     c,
                     *tag,
-                    &data[offsets[r] as usize..offsets[r + 1] as usize],
-                )
-            })
+                    data,
+                    offsets[r] as usize,
+                    offsets[r + 1] as usize
+                ))
+            } else {
+                values!(n, rows, out, cursors, |r, c| {
+                    bytes(
+                        out,
+                        c,
+                        *tag,
+                        &data[offsets[r] as usize..offsets[r + 1] as usize],
+                    )
+                })
+            }
         }
         Node::View(tag, n, views, buffers) => {
             values!(n, rows, out, cursors, |r, c| bytes(
@@ -582,6 +640,48 @@ pub(crate) fn put<const W: usize>(out: &mut [u8], cursor: &mut usize, bytes: [u8
     *cursor += W;
 }
 
+/// Writes all `W` bytes at `out[*cursor..]` but moves the cursor past the first `len` only: the rest is
+/// overspill (see [`SLACK`]).
+#[inline(always)]
+fn put_part<const W: usize>(out: &mut [u8], cursor: &mut usize, bytes: [u8; W], len: usize) {
+    debug_assert!(len <= W);
+    put(out, &mut { *cursor }, bytes);
+    *cursor += len;
+}
+
+/// [`bytes`] of `data[start..end]`, where the cursor may write up to [`SLACK`] bytes past the value: a value
+/// of at most 32 bytes (most) is copied as two 16-byte chunks whatever its length, so that values of varying
+/// lengths take the same branch instead of mispredicting one every few rows.
+#[inline(always)]
+fn spilled_bytes(
+    out: &mut [u8],
+    cursor: &mut usize,
+    tag: u8,
+    data: &[u8],
+    start: usize,
+    end: usize,
+) {
+    let n = end - start;
+    let mut header = [tag; 5];
+    header[1..].copy_from_slice(&(n as u32).to_le_bytes());
+    put(out, cursor, header);
+    if n <= 32 && start + 32 <= data.len() && *cursor + 32 <= out.len() {
+        // SAFETY: the conditions keep both 16-byte loads inside `data` and both stores inside `out`.
+        unsafe {
+            let (from, to) = (data.as_ptr().add(start), out.as_mut_ptr().add(*cursor));
+            let (a, b) = (
+                from.cast::<[u8; 16]>().read_unaligned(),
+                from.add(16).cast::<[u8; 16]>().read_unaligned(),
+            );
+            to.cast::<[u8; 16]>().write_unaligned(a);
+            to.add(16).cast::<[u8; 16]>().write_unaligned(b);
+        }
+        *cursor += n;
+    } else {
+        copy(out, cursor, &data[start..end]);
+    }
+}
+
 /// Copies `value` to `out[*cursor..]` and moves the cursor past it; short values (most strings) by two
 /// overlapping loads and stores instead of a call to `memcpy`.
 #[inline(always)]
@@ -659,10 +759,19 @@ fn decimal(out: &mut [u8], cursor: &mut usize, unscaled: i128, scale: i8) {
 }
 
 /// A DECIMAL whose unscaled value fits 64 bits (most do): the same bytes as [`decimal`], in 64-bit arithmetic.
+/// With `spill`, all 8 bytes of the unscaled value are written and the cursor moves past the `size` that count.
 #[inline(always)]
-fn small_decimal(out: &mut [u8], cursor: &mut usize, unscaled: i64, scale: i8) {
+fn small_decimal(out: &mut [u8], cursor: &mut usize, unscaled: i64, scale: i8, spill: bool) {
     let (unscaled, scale) = normalise_small_decimal(unscaled, scale);
     let size = small_decimal_size(unscaled);
+    if spill {
+        let mut value = [DECIMAL; 14];
+        value[1..5].copy_from_slice(&scale.to_le_bytes());
+        value[5] = size as u8;
+        value[6..].copy_from_slice(&unscaled.to_le_bytes());
+        put_part(out, cursor, value, 6 + size);
+        return;
+    }
     let mut head = [DECIMAL; 6];
     head[1..5].copy_from_slice(&scale.to_le_bytes());
     head[5] = size as u8;

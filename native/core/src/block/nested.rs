@@ -91,8 +91,8 @@ fn elements<R: Rows>(
 }
 
 /// The length of every value of `node`, when all of them encode to as many bytes (fixed-width types without
-/// NULLs): a list of them is sized without sizing its elements.
-fn fixed_width(node: &Node) -> Option<usize> {
+/// NULLs): a list of them is sized without sizing its elements, and a record without a pass of their own.
+pub(super) fn fixed_width(node: &Node) -> Option<usize> {
     let (nulls, width) = match node {
         Node::Boolean(n, _) => (n, 2),
         Node::Int8(n, _)
@@ -210,7 +210,10 @@ pub(super) fn list_write<R: Rows>(
             next += count;
         }
     }
+    // An element's overspill would land on the next element, whose earlier values are written.
+    let spill = std::mem::replace(&mut ctx.spill, false);
     elements.write(child, out, &mut element_cursors, ctx);
+    ctx.spill = spill;
     elements.give(ctx);
     ctx.give(element_cursors);
 }
@@ -379,8 +382,11 @@ pub(super) fn map_write<R: Rows>(
     if encoded.len() < end {
         encoded.resize(end, 0);
     }
+    // An entry's overspill would land on the next entry, whose key is written.
+    let spill = std::mem::replace(&mut ctx.spill, false);
     entries.write(keys, &mut encoded, &mut entry_cursors, ctx);
     entries.write(values, &mut encoded, &mut entry_cursors, ctx);
+    ctx.spill = spill;
     let entry = |j: usize| &encoded[starts[j]..starts[j + 1]];
     let mut next = 0;
     let mut digests: Vec<[u8; 32]> = Vec::new();
