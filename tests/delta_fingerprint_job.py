@@ -134,6 +134,23 @@ def run(spark, folder: str) -> dict[str, Any]:
     }
     latest = states["murmur3:None"]
 
+    # The same table by its catalog name: the same state, and an update from a state made by its path.
+    spark.sql(f"CREATE TABLE hx_orders USING delta LOCATION '{path}'")
+    named = hx.delta_fingerprint("hx_orders")
+    spark.sql("INSERT INTO hx_orders VALUES (900L, 'by name', CAST(9 AS DECIMAL(10,2)), array('n'))")
+    named_update = hx.delta_fingerprint("hx_orders", since=latest)
+    out["named"] = {
+        "state": named.fingerprint,
+        "path_state": latest.fingerprint,
+        "version": named.source["version"],
+        "path_version": latest.source["version"],
+        "update": named_update.fingerprint,
+        "update_version": named_update.source["version"],
+        "full": _full(spark, path, [("murmur3", None)])["murmur3:None"],
+    }
+    latest = hx.delta_fingerprint(path, since=latest)
+    spark.range(3).write.format("parquet").saveAsTable("hx_plain")
+
     # A state of some columns: a column added to the table does not change their fingerprint.
     subset = hx.delta_fingerprint(path, columns=["ID", "name"])
     spark.sql(f"ALTER TABLE {t} ADD COLUMNS (note STRING)")
@@ -157,6 +174,7 @@ def run(spark, folder: str) -> dict[str, Any]:
     refusals["a version before the state's"] = _refusal(
         lambda: hx.delta_fingerprint(path, since=latest, version=1)
     )
+    refusals["a catalog table of another format"] = _refusal(lambda: hx.delta_fingerprint("hx_plain"))
     refusals["a state of no Delta table"] = _refusal(
         lambda: hx.delta_fingerprint(path, since=hx.fingerprint_state(spark.read.format("delta").load(path)))
     )

@@ -122,6 +122,13 @@ def test_a_state_of_some_columns_ignores_a_new_column(job):
     assert job["subset"]["state"] == job["subset"]["full"]
 
 
+def test_a_catalog_name_gives_the_state_of_its_path(job):
+    named = job["named"]
+    assert (named["state"], named["version"]) == (named["path_state"], named["path_version"])
+    assert named["update_version"] == named["path_version"] + 1
+    assert named["update"] == named["full"] != named["state"]
+
+
 @pytest.mark.parametrize(
     ("case", "message"),
     [
@@ -133,6 +140,7 @@ def test_a_state_of_some_columns_ignores_a_new_column(job):
         ("another algorithm", "the state is a murmur3 state, not lthash16"),
         ("a version before the state's", "a state only moves forward"),
         ("a state of no Delta table", "the state is not one of a Delta table"),
+        ("a catalog table of another format", "hx_plain is not a Delta table (its provider is parquet)"),
         ("a state of another table", "the state is of another table"),
         ("a table recreated at the same path", "the state is of another table"),
         ("the feed off for a version", "the change data feed is not recorded at version 2"),
@@ -145,7 +153,9 @@ def test_what_breaks_the_equality_is_refused(job, case, message):
     refusal = job["refusals"][case]
     assert message in refusal, refusal
     assert refusal.startswith("delta_fingerprint: ")
-    assert "delta_fingerprint(table) without since" in refusal or "not one of a Delta table" in refusal
+    assert "delta_fingerprint(table) without since" in refusal or "not a Delta table" in refusal or (
+        "not one of a Delta table" in refusal
+    )
 
 
 def _report(run, status=0):

@@ -224,17 +224,30 @@ def _options(
 
 
 def _describe(spark: SparkSession, target: _Table) -> tuple[str, int]:
-    """The table's location and latest version, or a ValueError when it is no Delta table."""
+    """The table's location and latest version, or a ValueError when it is no Delta table.
+
+    Not ``DESCRIBE DETAIL``: its file count and size make Delta rebuild the whole snapshot's state, a job that
+    costs more than a small update's feed. A path is its own location; a catalog table's comes from the
+    catalog."""
+    location = target.path
     try:
-        detail = spark.sql(f"DESCRIBE DETAIL {target.sql}").first()
-        history = spark.sql(f"DESCRIBE HISTORY {target.sql} LIMIT 1").first()
+        if target.name is not None:
+            rows = spark.sql(f"DESCRIBE TABLE EXTENDED {target.sql}").collect()
+            info = {str(row[0]).strip(): row[1] for row in rows}
+            provider = str(info.get("Provider") or "").strip().lower()
+            if provider != "delta":
+                raise ValueError(
+                    f"{_FUNCTION}: {target.label} is not a Delta table (its provider is {provider or 'unknown'})"
+                )
+            location = str(info.get("Location") or "").strip() or None
+        history = spark.sql(f"DESCRIBE HISTORY {target.sql} LIMIT 1").select("version").first()
     except AnalysisException as error:
         raise ValueError(
             f"{_FUNCTION}: {target.label} is not a Delta table Spark can read: {error}"
         ) from None
-    if detail is None or str(detail["format"]).lower() != "delta" or history is None:
+    if location is None or history is None:
         raise ValueError(f"{_FUNCTION}: {target.label} is not a Delta table")
-    return str(detail["location"]), int(history["version"])
+    return location, int(history["version"])
 
 
 def _read(spark: SparkSession, target: _Table, location: str, options: dict[str, str]) -> DataFrame:
