@@ -155,8 +155,11 @@ pub struct Hasher {
     record: Record,
     pool: Pool,
     pending: Pending,
+    /// The digests of the first `filled` rows, in zeroed memory allocated for the rows the input said it has:
+    /// the pages are mapped as the threads write them, in parallel, rather than zeroed first on this thread.
     digests: Vec<u8>,
     valid: Vec<bool>,
+    filled: usize,
 }
 
 #[pymethods]
@@ -216,8 +219,9 @@ impl Hasher {
             record,
             pool: Pool::new(threads)?,
             pending: Pending::default(),
-            digests: Vec::with_capacity(capacity * width),
-            valid: Vec::with_capacity(capacity),
+            digests: vec![0; capacity * width],
+            valid: vec![false; capacity],
+            filled: 0,
         })
     }
 
@@ -237,8 +241,13 @@ impl Hasher {
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         self.flush(py)?;
-        let digests = std::mem::take(&mut self.digests);
-        let valid = std::mem::take(&mut self.valid);
+        let (mut digests, mut valid) = (
+            std::mem::take(&mut self.digests),
+            std::mem::take(&mut self.valid),
+        );
+        digests.truncate(self.filled * self.record.width());
+        valid.truncate(self.filled);
+        self.filled = 0;
         let nulls = valid.contains(&false).then(|| NullBuffer::from(valid));
         let array =
             FixedSizeBinaryArray::new(self.record.width() as i32, Buffer::from_vec(digests), nulls);
@@ -256,21 +265,26 @@ impl Hasher {
             pool,
             digests,
             valid,
+            filled,
             ..
         } = self;
         pool.run(py, || {
             for arrays in &batches {
                 let columns = Columns::new(&chosen.names, arrays).map_err(value_error)?;
-                let start = valid.len();
-                digests.resize((start + columns.len) * record.width(), 0);
-                valid.resize(start + columns.len, true);
+                let (start, end) = (*filled, *filled + columns.len);
+                // More rows than the input said it has: grow (and zero) as needed.
+                if valid.len() < end {
+                    digests.resize(end * record.width(), 0);
+                    valid.resize(end, false);
+                }
                 record
                     .hash_batch(
                         &columns,
-                        &mut digests[start * record.width()..],
-                        &mut valid[start..],
+                        &mut digests[start * record.width()..end * record.width()],
+                        &mut valid[start..end],
                     )
                     .map_err(value_error)?;
+                *filled = end;
             }
             Ok(())
         })
