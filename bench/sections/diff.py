@@ -128,7 +128,7 @@ def section_diff(
             "id",
         )
 
-    rows_module = importlib.import_module("hashexpr.diff.rows")
+    sums_module = importlib.import_module("hashexpr.diff.sums")
 
     def windowed_join(o_path: str, n_path: str) -> int:
         """The join on id with what hx.diff adds to it for duplicate keys: per key, over its rows in row-hash
@@ -144,7 +144,7 @@ def section_diff(
                 f"count(1) OVER ({whole}) AS n_{tag}",
                 *(
                     f"sum({lane}) OVER ({whole}) AS fp{i}_{tag}"
-                    for i, lane in enumerate(rows_module.lanes("h"))
+                    for i, lane in enumerate(sums_module.lanes("h"))
                 ),
                 f"row_number() OVER (PARTITION BY id ORDER BY h) AS rn_{tag}",
             )
