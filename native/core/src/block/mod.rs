@@ -1,5 +1,5 @@
 //! The column-at-a-time encoder: the positional records (docs/FORMAT.md, section 3) of a block of rows in
-//! one flat buffer, as arrow-row lays out rows. First every row's length (each column adds its values'
+//! one buffer, as arrow-row lays out rows, with [`SLACK`] bytes after each. First every row's length (each column adds its values'
 //! lengths), then each column writes its values at each row's cursor: the type dispatch happens once per
 //! column per block instead of once per value, and the buffer grows once per block instead of being checked
 //! at every value. A nested column does the same for its children over the indices of its elements
