@@ -10,9 +10,10 @@ mod nested;
 #[cfg(test)]
 mod tests;
 
+use arrow_buffer::ArrowNativeType;
 use arrow_schema::TimeUnit;
 
-use crate::column::{micros, view_bytes, Node, MICROS_PER_DAY_MS};
+use crate::column::{micros, view_bytes, Node, Nulls, MICROS_PER_DAY_MS};
 use crate::encode::*;
 use nested::Chain;
 
@@ -485,48 +486,10 @@ pub(crate) fn write<R: Rows>(
             *s
         )),
         Node::Bytes(tag, n, offsets, data) => {
-            let (offsets, data): (&[i32], &[u8]) = (offsets, data);
-            if ctx.spill {
-                values!(n, rows, out, cursors, |r, c| spilled_bytes(
-                    out,
-                    c,
-                    *tag,
-                    data,
-                    offsets[r] as usize,
-                    offsets[r + 1] as usize
-                ))
-            } else {
-                values!(n, rows, out, cursors, |r, c| {
-                    bytes(
-                        out,
-                        c,
-                        *tag,
-                        &data[offsets[r] as usize..offsets[r + 1] as usize],
-                    )
-                })
-            }
+            offset_bytes(n, rows, out, cursors, *tag, offsets, data, ctx.spill)
         }
         Node::LargeBytes(tag, n, offsets, data) => {
-            let (offsets, data): (&[i64], &[u8]) = (offsets, data);
-            if ctx.spill {
-                values!(n, rows, out, cursors, |r, c| spilled_bytes(
-                    out,
-                    c,
-                    *tag,
-                    data,
-                    offsets[r] as usize,
-                    offsets[r + 1] as usize
-                ))
-            } else {
-                values!(n, rows, out, cursors, |r, c| {
-                    bytes(
-                        out,
-                        c,
-                        *tag,
-                        &data[offsets[r] as usize..offsets[r + 1] as usize],
-                    )
-                })
-            }
+            offset_bytes(n, rows, out, cursors, *tag, offsets, data, ctx.spill)
         }
         Node::View(tag, n, views, buffers) => {
             values!(n, rows, out, cursors, |r, c| bytes(
@@ -628,6 +591,33 @@ pub(crate) fn write<R: Rows>(
         Node::Dictionary(n, keys, values) => {
             nested::dictionary_write(n, rows, out, cursors, keys, values, ctx)
         }
+    }
+}
+
+/// STRING or BINARY values by their offsets (32- or 64-bit) into `data`; with `spill`, as [`spilled_bytes`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn offset_bytes<R: Rows, O: ArrowNativeType>(
+    nulls: &Nulls,
+    rows: R,
+    out: &mut [u8],
+    cursors: &mut [usize],
+    tag: u8,
+    offsets: &[O],
+    data: &[u8],
+    spill: bool,
+) {
+    let range = |r: usize| (offsets[r].as_usize(), offsets[r + 1].as_usize());
+    if spill {
+        values!(nulls, rows, out, cursors, |r, c| {
+            let (start, end) = range(r);
+            spilled_bytes(out, c, tag, data, start, end)
+        })
+    } else {
+        values!(nulls, rows, out, cursors, |r, c| {
+            let (start, end) = range(r);
+            bytes(out, c, tag, &data[start..end])
+        })
     }
 }
 
