@@ -181,9 +181,14 @@ $(VENV)/.dist-installed: $(VENV)/.installed
 # The three distributions from the jars in target/jars (make dist builds them first); python/hashexpr/jars/ is
 # only their staging directory, emptied before and after. The first build compiles the engine for the
 # manylinux target (native/target/x86_64-unknown-linux-gnu) once; later ones reuse it.
-.PHONY: wheel
+.PHONY: wheel wheel-engine
 wheel: venv $(VENV)/.dist-installed
 	$(PY) build/dist.py
+
+# The platform wheel's engine alone, compiled for the manylinux target without the jars: make test runs it beside
+# sbt, so that make wheel then only packages.
+wheel-engine: venv $(VENV)/.dist-installed
+	$(PY) build/dist.py --engine-only
 
 # make test runs these phases with build/test.py, which times each and prints where the time went
 # (docs/TESTING.md): .venv, lint, the other lines' virtualenvs in the background (downloads, mostly), one sbt for
@@ -203,15 +208,16 @@ jvm-packages: venv
 test-jvm-lines: venv
 	$(SBT) -Dhashexpr.test.forks=1 hashexpr/test $(LINE_TESTS)
 
-# make test runs the pinned line's pytest in two parts: most modules on the main stream, and BESIDE_PYTEST (one
-# process of its own each, in .venv-4.2) after the smoke suites, on the core they leave free.
-BESIDE_PYTEST := tests/test_delta_fingerprint.py
+# make test runs the pinned line's pytest in two parts: most modules on the main stream, and BESIDE_PYTEST (Delta
+# Lake in other lines' virtualenvs, processes of their own) after the smoke suites, on the core they leave free.
+BESIDE_PYTEST := tests/test_delta_fingerprint.py tests/test_delta_upsert.py
+# --durations: the slowest tests, after the seconds per module, say where the next budget cut is.
 test-pytest: venv postgres
-	$(PY) -m pytest $(addprefix --ignore=,$(BESIDE_PYTEST))
+	$(PY) -m pytest --durations=25 $(addprefix --ignore=,$(BESIDE_PYTEST))
 
 .PHONY: test-pytest-beside
 test-pytest-beside: venv
-	$(PY) -m pytest -q $(BESIDE_PYTEST)
+	$(PY) -m pytest -q --durations=10 $(BESIDE_PYTEST)
 
 # The virtualenvs pytest runs besides .venv: every other line's, and dbt's.
 .PHONY: test-venvs
