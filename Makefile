@@ -181,14 +181,9 @@ $(VENV)/.dist-installed: $(VENV)/.installed
 # The three distributions from the jars in target/jars (make dist builds them first); python/hashexpr/jars/ is
 # only their staging directory, emptied before and after. The first build compiles the engine for the
 # manylinux target (native/target/x86_64-unknown-linux-gnu) once; later ones reuse it.
-.PHONY: wheel wheel-engine
+.PHONY: wheel
 wheel: venv $(VENV)/.dist-installed
 	$(PY) build/dist.py
-
-# The platform wheel's engine alone, compiled for the manylinux target without the jars: make test runs it beside
-# sbt, so that make wheel then only packages.
-wheel-engine: venv $(VENV)/.dist-installed
-	$(PY) build/dist.py --engine-only
 
 # make test runs these phases with build/test.py, which times each and prints where the time went
 # (docs/TESTING.md): .venv, lint, the other lines' virtualenvs in the background (downloads, mostly), one sbt for

@@ -14,8 +14,7 @@ the distributions are built into a staging directory in ``dist/`` and moved into
 exist, replacing those of the same version.
 
 Usage: ``build/dist.py`` (``make wheel`` runs it with ``.venv``'s Python, which has maturin, ziglang and
-hatchling; ``make dist`` builds every jar first); ``build/dist.py --engine-only`` compiles the platform wheel's
-engine and writes nothing else (``make wheel-engine``: ``make test`` runs it while sbt builds the jars).
+hatchling; ``make dist`` builds every jar first).
 """
 
 from __future__ import annotations
@@ -41,23 +40,19 @@ def _maturin(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "maturin", *args], cwd=ROOT, env=env, check=True)
 
 
-def _platform_wheel(out: Path) -> None:
-    # `pypi`: maturin refuses tags that PyPI would refuse.
-    linux = ["--zig", "--compatibility", "manylinux2014", "pypi"] if sys.platform.startswith("linux") else []
-    _maturin("build", "--release", *linux, "--out", str(out))
-
-
 def build(out: Path) -> list[Path]:
     """Build the three distributions into ``out`` (a new directory); return their paths."""
     jars = sorted(JARS.glob("hashexpr-spark*.jar"))
     if not jars:
         raise SystemExit("dist: target/jars/ holds no jar: `make dist` builds them (make jar jars)")
+    # `pypi`: maturin refuses tags that PyPI would refuse.
+    linux = ["--zig", "--compatibility", "manylinux2014", "pypi"] if sys.platform.startswith("linux") else []
     shutil.rmtree(STAGED_JARS, ignore_errors=True)
     STAGED_JARS.mkdir(parents=True)
     try:
         for jar in jars:
             shutil.copy2(jar, STAGED_JARS)
-        _platform_wheel(out)
+        _maturin("build", "--release", *linux, "--out", str(out))
         # The manifest named, or maturin first looks for one in the current directory (and says it found none).
         _maturin("sdist", "--manifest-path", "native/python/Cargo.toml", "--out", str(out))
         pure_wheel.build(out)
@@ -69,17 +64,7 @@ def build(out: Path) -> list[Path]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="where the distributions go (dist/)")
-    parser.add_argument(
-        "--engine-only",
-        action="store_true",
-        help="only compile the platform wheel's engine (no jars needed), so that a later build reuses it",
-    )
-    args = parser.parse_args()
-    if args.engine_only:
-        with tempfile.TemporaryDirectory(prefix="hashexpr-engine-") as scratch:
-            _platform_wheel(Path(scratch))
-        return 0
-    out = args.out.resolve()
+    out = parser.parse_args().out.resolve()
     version = pure_wheel.version()
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".staging-", dir=out) as staging:

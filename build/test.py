@@ -3,13 +3,12 @@
 
 Runs the phases of ``make test`` (each a ``make`` target; docs/TESTING.md) in four streams: the main one
 (``.venv``, lint, every line's jar, the wheel, pytest on the pinned Spark); the other Spark lines' virtualenvs
-(downloads, mostly), then the platform wheel's engine, in the background once ``.venv`` exists; once every jar is
-built, the JVM suites (ScalaTest on every line, then the Arrow engine's Rust tests) beside the Python suites; and
-after them, each other line's smoke suite, then the pinned line's modules that the Makefile's ``BESIDE_PYTEST``
-takes out of the main pytest, still beside it. The streams other than the main one write logs of their own,
-printed once pytest ends. Each phase's wall time is printed when it ends, and a table of them all at the end, also
-when a phase fails or the run is interrupted, so that every log says where the time went;
-``target/test-times.tsv`` keeps the table.
+(downloads, mostly) in the background once ``.venv`` exists; once every jar is built, the JVM suites (ScalaTest on
+every line, then the Arrow engine's Rust tests) beside the Python suites; and after them, each other line's
+smoke suite, then the pinned line's modules that the Makefile's ``BESIDE_PYTEST`` takes out of the main pytest,
+still beside it. The streams other than the main one write logs of their own, printed once pytest ends. Each
+phase's wall time is printed when it ends, and a table of them all at the end, also when a phase fails or the
+run is interrupted, so that every log says where the time went; ``target/test-times.tsv`` keeps the table.
 
 Usage: ``build/test.py``; ``make test`` runs it.
 """
@@ -139,11 +138,7 @@ def main() -> int:
     )
     wheel = Phase("the distributions: two wheels, the sdist", "wheel")
     pytest = Phase("pytest, pinned Spark", "test-pytest")
-    # The wheel's engine compiles while sbt builds the jars; make wheel then only packages.
-    engine = Phase(
-        "the platform wheel's engine (zig, manylinux2014)", "wheel-engine", "background", venvs_log
-    )
-    background = Stream([line_venvs, engine])
+    background = Stream([line_venvs])
     # Each other line's smoke suite, after the jvm stream (so that ScalaTest and the smoke suites do not share
     # the cores with pytest at the same time) and the virtualenvs it runs in; each into a log of its own,
     # printed once pytest ends.
@@ -158,7 +153,7 @@ def main() -> int:
     )  # fmt: skip
     for log in (venvs_log, jvm_log, *(p.log for p in smoke.phases)):
         log.write_text("", encoding="utf-8")
-    phases = [venv, line_venvs, engine, *main_phases, *jvm.phases, wheel, pytest, *smoke.phases]
+    phases = [venv, line_venvs, *main_phases, *jvm.phases, wheel, pytest, *smoke.phases]
     # SIGTERM (a CI timeout) unwinds like Ctrl-C, so the table still prints.
     signal.signal(signal.SIGTERM, _interrupt)
     ok = False
@@ -168,13 +163,13 @@ def main() -> int:
             if all(p.run() for p in main_phases):
                 jvm.start()
                 smoke.start()
-                # make wheel reuses the background's engine; pytest runs the other virtualenvs too (the wheel in
-                # each line's, Delta in 4.2's, dbt's).
-                background.join()
-                ok = background.ok
-                if not ok:
-                    print(venvs_log.read_text(encoding="utf-8")[-8000:])
-                ok = ok and wheel.run()
+                ok = wheel.run()
+                if ok:
+                    # pytest runs the other virtualenvs too (the wheel in each line's, Delta in 4.2's, dbt's).
+                    background.join()
+                    ok = background.ok
+                    if not ok:
+                        print(venvs_log.read_text(encoding="utf-8")[-8000:])
                 ok = ok and pytest.run()
                 jvm.join()
                 print(f"\n== the jvm stream's output ({jvm_log.relative_to(ROOT)})")
