@@ -144,30 +144,22 @@ def hashed_sides(spec: Spec, plan: BucketPass | None = None) -> DataFrame:
     return sides[0].unionByName(sides[1])
 
 
-def fingerprint_sql(*cols: str, side: int) -> str:
-    """SQL of the dataset_fingerprint of ``cols`` over one side's rows.
-
-    The fingerprint is order-independent and duplicate-sensitive: equal exactly for equal multisets of rows.
-    """
-    args = ", ".join(quote(c) for c in cols)
-    return f"dataset_fingerprint({args}) FILTER (WHERE {quote(SIDE)} = {side})"
-
-
 def compare_groups(spec: Spec, hashed: DataFrame, group: list[str]) -> DataFrame:
-    """Per group: each side's row count, and whether both sides hold the same multiset of rows (without the
-    jar, of their digests, by :func:`~hashexpr.diff.sums.same_sql`: a group is one key).
+    """Per group: each side's row count, and whether both sides hold the same multiset of digests.
 
-    Every aggregate has a fixed-width buffer, so Spark runs one hash aggregate that folds each task's rows
-    into at most one row per group before the shuffle.
+    With the jar, ``diff_rows`` (the change-types aggregate's: equal counts and equal 128-bit sums) runs once,
+    after a shuffle by group: before it the groups are keys, nearly all distinct, and a partial aggregate would
+    only turn each row into a buffer of the same size. Without it, plain SQL compares sums of the digests
+    (:func:`~hashexpr.diff.sums.same_sql`: a group is one key).
     """
-    rows = [c for c in hashed.columns if c not in (SIDE, BUCKET)]
-    same = (
-        same_sql(DIGEST, spec.algorithm != "murmur3")
-        if spec.arrow
-        else f"{fingerprint_sql(*rows, side=0)} = {fingerprint_sql(*rows, side=1)}"
+    if spec.arrow:
+        return hashed.groupBy(*group).agg(
+            F.expr(f"count_if({SIDE} = 0) AS n_old"),
+            F.expr(f"count_if({SIDE} = 1) AS n_new"),
+            F.expr(f"{same_sql(DIGEST, spec.algorithm != 'murmur3')} AS same"),
+        )
+    # A digest is a record_hash: 16 bytes.
+    per_group = (
+        hashed.repartition(*group).groupBy(*group).agg(F.expr(f"diff_rows({SIDE}, {DIGEST}, 16) AS r"))
     )
-    return hashed.groupBy(*group).agg(
-        F.expr(f"count_if({SIDE} = 0) AS n_old"),
-        F.expr(f"count_if({SIDE} = 1) AS n_new"),
-        F.expr(f"{same} AS same"),
-    )
+    return per_group.selectExpr(*group, "r.old_rows AS n_old", "r.new_rows AS n_new", "r.same AS same")
