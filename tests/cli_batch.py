@@ -29,6 +29,11 @@ def main(request_path: str) -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
     builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    # Tables of a few rows: Spark's 200 shuffle partitions and Delta's 50 for a snapshot's state made each command
+    # seconds of empty tasks (the Delta batch of test_cli_tables.py took 150 s instead of 48).
+    builder = builder.config("spark.sql.shuffle.partitions", "2").config(
+        "spark.databricks.delta.snapshotPartitions", "2"
+    )
     for key, value in request.get("conf", {}).items():
         builder = builder.config(key, value)
     if request.get("delta"):
