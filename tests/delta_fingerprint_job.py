@@ -83,7 +83,6 @@ def _refusal(call) -> str:
 
 
 def run(spark, folder: str) -> dict[str, Any]:
-    spark.conf.set("spark.sql.shuffle.partitions", "2")
     out: dict[str, Any] = {"steps": [], "refusals": {}}
     path = os.path.join(folder, "orders")
     t = _table(path)

@@ -63,12 +63,7 @@ def batch(tmp_path_factory):
         },
         folder,
         python=DELTA_PYTHON,
-        conf={
-            "spark.hashexpr.secret.pii": "k3y-for-pii",
-            "spark.sql.shuffle.partitions": "2",
-            # Delta reads a snapshot's log in 50 tasks by default: for these small tables, 2 suffice.
-            "spark.databricks.delta.snapshotPartitions": "2",
-        },
+        conf={"spark.hashexpr.secret.pii": "k3y-for-pii"},
         delta=True,
         prepare=_PREPARE,
     )  # fmt: skip
