@@ -26,7 +26,8 @@ from pathlib import Path
 from harness import MIXED, Result, fmt_times, noop, q
 
 #: The functions the section times, in the order of its tables. ``record_hash``, ``record_key`` and the
-#: profile ``udf_floor`` are columns, which without the jar need ``arrow_udf`` (PySpark 4.1 and later).
+#: profile ``udf_floor`` are columns: without the jar, Arrow UDFs (PySpark 4.1 and later), or row by row in plain
+#: Python UDFs before 4.1, timed there on fewer rows (``row_rows``).
 FUNCTIONS = (
     "record_hash",
     "record_key",
@@ -61,11 +62,6 @@ def has_arrow_udf() -> bool:
     from pyspark.sql import functions as F
 
     return hasattr(F, "arrow_udf")
-
-
-def functions_here(wanted: list[str]) -> list[str]:
-    """``wanted`` less the column functions where this PySpark has no Arrow UDF to run them without the jar."""
-    return [f for f in wanted if has_arrow_udf() or f not in COLUMN_FUNCTIONS]
 
 
 @contextmanager
@@ -371,22 +367,30 @@ def measure(
     diff_rows: int,
     rounds: Callable[[list[tuple]], list[Result]],
     log,
+    row_rows: int,
 ) -> tuple[list[tuple[str, str, Result]], dict[str, list], dict[str, str]]:
     """Every function of ``functions`` on both engines (``sessions``: each engine's session, one session for
     both in classic Spark), interleaved by ``rounds``; the diff apart, after the others' data is released, so
-    that a session holds one data set at a time. Returns ``(function, engine, result)`` of every candidate, the
-    CPU seconds of each run (:func:`metered`) and the error of each group of functions that failed (the others
-    are still measured and reported)."""
+    that a session holds one data set at a time, and so the column functions where PySpark has no Arrow UDFs,
+    on ``row_rows`` rows (they hash row by row in Python). Returns ``(function, engine, result)`` of every
+    candidate, the CPU seconds of each run (:func:`metered`) and the error of each group of functions that
+    failed (the others are still measured and reported)."""
     pairs, cpu, failed = [], {}, {}
-    others = [f for f in functions if f != "diff"]
-    for group, profiles in ((others, True), (["diff"] if "diff" in functions else [], False)):
+    by_row = [] if has_arrow_udf() else [f for f in functions if f in COLUMN_FUNCTIONS]
+    others = [f for f in functions if f != "diff" and f not in by_row]
+    groups = (
+        (others, True, rows),
+        (by_row, False, row_rows),
+        (["diff"] if "diff" in functions else [], False, rows),
+    )
+    for group, profiles, size in groups:
         if not group:
             continue
         frames, made = {}, {}
         try:
             for eng, session in sessions.items():
                 if id(session) not in made:
-                    made[id(session)] = prepare(session, rows, diff_rows, group, log)
+                    made[id(session)] = prepare(session, size, diff_rows, group, log)
                 frames[eng] = made[id(session)]
             cands = candidates(group, frames, profiles)
             timed, used = metered(cands, meters)
@@ -428,7 +432,7 @@ def connect_run(spec: dict, log) -> dict:
     import hashexpr as hx
 
     sessions, detected = {}, {}
-    functions = functions_here(spec["functions"])
+    functions = spec["functions"]
     try:
         for eng in ("jar", "arrow"):
             session = SparkSession.builder.remote(spec["urls"][eng]).create()
@@ -450,6 +454,7 @@ def connect_run(spec: dict, log) -> dict:
             spec["diff_rows"],
             lambda cands: timed_rounds(cands, spec["rounds"], spec["warmup"], log),
             log,
+            spec["row_rows"],
         )
         version = sessions["jar"].version
     finally:
@@ -482,11 +487,12 @@ def classic_run(spec: dict, log) -> dict:
         pairs, cpu, failed = measure(
             {"jar": spark, "arrow": spark},
             {"jar": meter, "arrow": meter},
-            functions_here(spec["functions"]),
+            spec["functions"],
             spec["rows"],
             spec["diff_rows"],
             lambda cands: timed_rounds(cands, spec["rounds"], spec["warmup"], log),
             log,
+            spec["row_rows"],
         )
         version = spark.version
     finally:

@@ -93,8 +93,11 @@ DATAFRAMES: dict[str, Callable[[dict[str, DataFrame]], Any]] = {
 
 def frames(spark: SparkSession) -> dict[str, DataFrame]:
     """The data: ``server``, made by Spark (every kind of column but the interval), and ``local``."""
+    # Both 01:30 of 2021-11-07 in New York (EDT, then EST): the jobs' Python workers run in that zone, where a
+    # row-by-row UDF receives them as the same local wall time, told apart only by its fold.
+    twice = F.timestamp_seconds(F.lit(1636263000) + (F.col("id") % 2) * 3600)
     return {
-        "server": mixed_dataset(spark, ROWS).drop("ival"),
+        "server": mixed_dataset(spark, ROWS).drop("ival").withColumn("dst", twice),
         "local": spark.createDataFrame(LOCAL_ROWS, LOCAL_SCHEMA),
     }
 

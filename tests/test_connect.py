@@ -2,8 +2,8 @@
 
 One server is started with hashexpr's jar (``--jars`` only: the jar registers its functions itself) and one
 without it, where the Python API runs hashexpr's engine in Arrow UDFs and ``mapInArrow`` (the Arrow path) and
-must give the jar's bytes (on PySpark before 4.1, which has no Arrow UDFs, the column functions say so), while
-SQL's ``record_hash`` stays unknown.
+must give the jar's bytes (on PySpark before 4.1, which has no Arrow UDFs, the column functions run row by row),
+while SQL's ``record_hash`` stays unknown.
 
 Classic and Connect sessions share this Python process, which PySpark supports only partly:
 
@@ -141,6 +141,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Conn
     # checkout here (another line's virtualenv has it on a relative PYTHONPATH only).
     package = str(Path(hx.__file__).resolve().parents[1])
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
+    # Python workers on local time with a DST change: row-by-row UDFs (PySpark before 4.1) get timestamps in it.
+    env["TZ"] = "America/New_York"
     with connect_servers(log_dir, [[hx.jar_path()], []], conf=conf, wait=False, env=env) as (with_jar, bare):
         yield {"jar": with_jar, "bare": bare}
 
@@ -366,8 +368,7 @@ def test_python_api_without_the_jar_over_connect(
     classic_nojar: dict[str, Any], bare_remote: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without the jar, hx.engine says 'arrow' and every function gives the jar's results on data made by the
-    server and by the client; on PySpark before 4.1 the column functions say they need Arrow UDFs (and name the
-    DataFrame-level functions). A server that hides its secret confs from clients (Spark redacts them) leaves
+    server and by the client (before PySpark 4.1, its column functions row by row in plain Python UDFs). A server that hides its secret confs from clients (Spark redacts them) leaves
     the HMAC key out of the Arrow path's reach: those calls say so, and that the jar reads the key."""
     monkeypatch.delenv("HASHEXPR_ENGINE", raising=False)
     assert hx.engine(bare_remote) == "arrow"
@@ -375,22 +376,14 @@ def test_python_api_without_the_jar_over_connect(
     assert got.keys() == classic_nojar.keys() and len(got) == 15
     expected = dict(classic_nojar)
     if bare_remote.conf.get("spark.hashexpr.secret.pii", None) is None:
-        # Before PySpark 4.1 a keyed column function fails sooner, for want of Arrow UDFs (checked below).
-        keyed = [n for n in KEYED if hasattr(F, "arrow_udf") or n.split(" ")[0] not in ("server", "local")]
-        for name in keyed:
+        for name in KEYED:
             assert got[name]["error"] == "ValueError", name
             assert "never shows its clients" in got[name]["message"] and "with the jar" in got[name]["message"]
             got.pop(name), expected.pop(name)
     columns = [name for name in expected if name.split(" ")[0] in ("server", "local")]
     assert len(columns) >= 7
     assert {k: v for k, v in got.items() if k not in columns} == {k: v for k, v in expected.items() if k not in columns}
-    if hasattr(F, "arrow_udf"):
-        assert {k: got[k] for k in columns} == {k: expected[k] for k in columns}
-    else:
-        for name in columns:
-            assert got[name]["error"] == "RuntimeError", name
-            message = got[name]["message"]
-            assert "has no Arrow UDFs" in message and "hx.dataset_fingerprint" in message
+    assert {k: got[k] for k in columns} == {k: expected[k] for k in columns}
 
 
 def test_server_without_jar_sql_and_forced_jar(

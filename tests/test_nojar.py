@@ -9,9 +9,11 @@ the jar's columns and the Arrow path's side by side. Here:
   pinned, so none goes missing silently);
 - hypothesis differential tests against the jar (the strategies of test_spark_parity.py);
 - what a careless user does: odd names, ``"*"``, nested calls, empty frames, small Arrow batches, NULLs;
+- column functions by both routes: Arrow UDFs, and row by row in plain Python UDFs (PySpark before 4.1 has no
+  Arrow UDFs; forced here on the pinned line);
 - sessions that really have no jar, each in a process of its own (``tests/nojar_job.py``): classic on the pinned
-  line (column functions and fingerprints) and on Spark 3.5 (fingerprints; column functions refused with the
-  fix). Spark Connect servers without the jar are in test_connect.py, which runs on every line.
+  line and on Spark 3.5 (whose column functions run row by row). Spark Connect servers without the jar are in
+  test_connect.py, which runs on every line.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from nojar_job import forced_engine
 from pyspark.errors import PythonException
@@ -67,9 +69,30 @@ SHA256 = _load("sha256-vectors-v1.json")
 FINGERPRINTS = _load("fingerprint-vectors-v1.json")["vectors"]
 
 
-def on(engine: str, make: Callable[[], Any]) -> Any:
+#: How column functions run on the Arrow path: in Arrow UDFs (PySpark 4.1 and later), or row by row in plain Python
+#: UDFs (``rows``, as on PySpark 3.5 and 4.0, which have no Arrow UDFs; forced here on the pinned line).
+ROUTES = ("arrow_udf", "rows")
+
+
+@contextlib.contextmanager
+def column_route(route: str) -> Iterator[None]:
+    """Column functions built in the block take ``route``."""
+    if route == "arrow_udf":
+        yield
+        return
+    from hashexpr.spark_arrow import columns
+
+    saved = columns.available
+    columns.available = lambda: False
+    try:
+        yield
+    finally:
+        columns.available = saved
+
+
+def on(engine: str, make: Callable[[], Any], route: str = "arrow_udf") -> Any:
     """``make()`` with the engine forced: a column built for that path, or a result computed on it."""
-    with forced_engine(engine):
+    with forced_engine(engine), column_route(route):
         return make()
 
 
@@ -82,6 +105,13 @@ def both(make: Callable[[], Any]) -> tuple[Any, Any]:
 def arrow() -> Iterator[None]:
     with forced_engine("arrow"):
         yield
+
+
+@pytest.fixture(params=ROUTES)
+def route(request) -> Iterator[str]:
+    """The Arrow path, its column functions taking each route in turn."""
+    with forced_engine("arrow"), column_route(request.param):
+        yield request.param
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -113,6 +143,33 @@ def first_refused(args: list[dict]) -> int | None:
     return next((i for i, a in enumerate(args) if refused(parse_type(a["type"]))), None)
 
 
+def row_refused(vector: dict) -> bool:
+    """Whether the row-by-row route must refuse a vector: a string argument that is not UTF-8 (the vector's value
+    is ``{"utf8_hex": ...}``), which Spark hands a Python UDF with U+FFFD in place of its bytes, or that holds
+    U+FFFD itself, which it cannot tell from that."""
+
+    def bad(value: Any) -> bool:
+        if isinstance(value, str):
+            return "\ufffd" in value
+        if isinstance(value, dict) and set(value) == {"utf8_hex"}:
+            try:
+                return "\ufffd" in bytes.fromhex(value["utf8_hex"]).decode("utf-8")
+            except UnicodeDecodeError:
+                return True
+        if isinstance(value, dict):
+            return any(bad(k) or bad(v) for k, v in value.items())
+        if isinstance(value, list):
+            return any(map(bad, value))
+        return False
+
+    return any(bad(a["value"]) for a in vector["args"])
+
+
+def routed(vectors: list[dict], route: str) -> list[dict]:
+    """The vectors ``route`` hashes."""
+    return [v for v in vectors if route != "rows" or not row_refused(v)]
+
+
 def refusal_text(error: BaseException) -> str:
     """The hashexpr message in an error: a ValueError's own, or the one a Python worker raised."""
     if isinstance(error, ValueError):
@@ -121,12 +178,19 @@ def refusal_text(error: BaseException) -> str:
     return raised.group(1) if raised else str(error)
 
 
+class Seen:
+    """The message of a refusal, once the block has raised it."""
+
+    message = ""
+
+
 @contextlib.contextmanager
-def refusal(function: str, column: str, type_text: str) -> Iterator[None]:
+def refusal(function: str, column: str, type_text: str) -> Iterator[Seen]:
     """The block fails with the Arrow path's refusal of ``column`` of ``type_text`` in ``function``."""
+    seen = Seen()
     with pytest.raises((ValueError, PythonException)) as raised:
-        yield
-    message = refusal_text(raised.value)
+        yield seen
+    message = seen.message = refusal_text(raised.value)
     assert message.startswith(f"{function}: column {column!r} of type {type_text}: "), message
     assert "load the jar" in message and "cast the column" in message, message
 
@@ -152,13 +216,20 @@ FINGERPRINTS_REFUSED = [
 
 def test_the_refused_vectors_are_counted():
     """The vectors of types the Arrow path refuses: intervals, UTF8_LCASE strings, VOID inside arrays and maps
-    (32 of the 449)."""
+    (32 of the 449); and of the others, those the row-by-row route refuses too: strings that are not UTF-8."""
+    ok = {"records": RECORDS_OK, "by_name": BY_NAME_OK, "keys": KEYS_OK, "sha256": SHA256_OK}
     counts = {
         "records": (len(RECORDS_OK), len(RECORDS_REFUSED)),
         "by_name": (len(BY_NAME_OK), len(BY_NAME_REFUSED)),
         "keys": (len(KEYS_OK), len(KEYS_REFUSED)),
         "sha256": (len(SHA256_OK), len(SHA256_REFUSED)),
         "fingerprints": (len(FINGERPRINTS) - len(FINGERPRINTS_REFUSED), len(FINGERPRINTS_REFUSED)),
+    }
+    assert {name: len([v for v in vectors if row_refused(v)]) for name, vectors in ok.items()} == {
+        "records": 3,
+        "by_name": 0,
+        "keys": 13,
+        "sha256": 0,
     }
     assert counts == {
         "records": (166, 28),
@@ -183,23 +254,24 @@ def _hex_row(spark, columns: list[Column]) -> list[str | None]:
     return [None if v is None else v.lower() for v in row]
 
 
-def test_record_vectors(spark, arrow):
+def test_record_vectors(spark, route):
     """Every record vector the Arrow path hashes, from the vector's SQL, all in one query: the frozen hex."""
-    got = _hex_row(spark, [hx.record_hash(*_args(v)) for v in RECORDS_OK])
-    assert [(v["name"], g) for v, g in zip(RECORDS_OK, got) if g != v["hex"]] == []
+    vectors = routed(RECORDS_OK, route)
+    got = _hex_row(spark, [hx.record_hash(*_args(v)) for v in vectors])
+    assert [(v["name"], g) for v, g in zip(vectors, got) if g != v["hex"]] == []
 
 
-def test_by_name_vectors(spark, arrow):
+def test_by_name_vectors(spark, route):
     """Each vector's arguments under their names (aliases), all vectors in one query."""
+    vectors = routed(BY_NAME_OK, route)
     columns = [
-        hx.record_hash(*(F.expr(a["sql"]).alias(a["name"]) for a in v["args"]), by_name=True)
-        for v in BY_NAME_OK
+        hx.record_hash(*(F.expr(a["sql"]).alias(a["name"]) for a in v["args"]), by_name=True) for v in vectors
     ]
     got = _hex_row(spark, columns)
-    assert [(v["name"], g) for v, g in zip(BY_NAME_OK, got) if g != v["hex"]] == []
+    assert [(v["name"], g) for v, g in zip(vectors, got) if g != v["hex"]] == []
 
 
-def test_by_name_vectors_from_star(spark, arrow):
+def test_by_name_vectors_from_star(spark, route):
     """record_hash("*", by_name=True) of a frame of the vector's columns, as test_lines.py replays them."""
     vector = next(v for v in BY_NAME_OK if v["name"] == "punctuation_names")
     columns = ", ".join(f"{a['sql']} AS `{a['name'].replace('`', '``')}`" for a in vector["args"])
@@ -207,14 +279,14 @@ def test_by_name_vectors_from_star(spark, arrow):
     assert got.lower() == vector["hex"]
 
 
-def test_key_vectors(spark, arrow):
+def test_key_vectors(spark, route):
     """Every key vector with its options (salt, trim, case, empty_as_null, null_key): the frozen hex or NULL."""
-    plain = [v for v in KEYS_OK if "error" not in v]
+    plain = [v for v in routed(KEYS_OK, route) if "error" not in v]
     got = _hex_row(spark, [hx.record_key(*_args(v), **v["options"]) for v in plain])
     assert [(v["name"], g) for v, g in zip(plain, got) if g != v["hex"]] == []
 
 
-def test_key_vectors_whose_keys_are_errors(spark, arrow):
+def test_key_vectors_whose_keys_are_errors(spark, route):
     """null_key='error' fails the query when every part is NULL (after trim and empty_as_null), naming
     record_key: two of them end to end (each failed query costs a Python worker); all nine give NULL under
     null_key='null', which holds exactly when every part is NULL."""
@@ -237,11 +309,12 @@ def _sha256_keywords(vector: dict) -> dict[str, Any]:
     return keywords
 
 
-def test_sha256_and_hmac_vectors(spark, arrow):
+def test_sha256_and_hmac_vectors(spark, route):
     """The session holds the vectors' HMAC keys (spark.hashexpr.secret.vectors_short, ...)."""
     assert {k: TEST_SECRETS[k] for k in SHA256["keys"]} == SHA256["keys"]
+    vectors = routed(SHA256_OK, route)
     columns = []
-    for vector in SHA256_OK:
+    for vector in vectors:
         keywords = _sha256_keywords(vector)
         if vector["function"] == "record_key_with":
             columns.append(hx.record_key(*_args(vector), **keywords))
@@ -252,7 +325,7 @@ def test_sha256_and_hmac_vectors(spark, arrow):
             ]
             columns.append(hx.record_hash(*args, by_name=by_name, **keywords))
     got = _hex_row(spark, columns)
-    assert [(v["name"], g) for v, g in zip(SHA256_OK, got) if g != v["hex"]] == []
+    assert [(v["name"], g) for v, g in zip(vectors, got) if g != v["hex"]] == []
 
 
 def test_fingerprint_vectors(spark, arrow):
@@ -324,6 +397,38 @@ def test_refused_vectors_are_refused_naming_function_column_and_type(spark, arro
     assert kinds == []
 
 
+def test_rows_refuse_what_python_udfs_cannot_be_handed_exactly(spark, arrow):
+    """Row by row: a string that is not UTF-8 reaches a Python UDF with U+FFFD in place of its bytes, so a string
+    holding U+FFFD is refused (a vector of each kind, and a real U+FFFD), and so are the Arrow path's refused types;
+    each names the function, the column and the type."""
+    vectors = {v["name"]: v for v in RECORDS_OK + KEYS_OK}
+    with column_route("rows"):
+        for name, function in (("string_invalid_ff", "record_hash"), ("invalid_trim_upper", "record_key")):
+            vector = vectors[name]
+            frame = spark.range(1, numPartitions=1).select(F.expr(vector["args"][0]["sql"]).alias("s"))
+            make = hx.record_hash if function == "record_hash" else hx.record_key
+            with refusal(function, "s", "string") as seen:
+                frame.select(make("s", **vector.get("options", {}))).collect()
+            assert "U+FFFD" in seen.message and "row by row" in seen.message
+        frame = spark.createDataFrame([("ok",), ("\ufffd",)], "s STRING")
+        with refusal("record_hash_by_name", "s", "string"):
+            frame.select(hx.record_hash("*", by_name=True)).collect()
+        with refusal("normalize_key", "s", "string"):
+            frame.select(hx.normalize_key("s", case="upper")).collect()
+        df = spark.sql(
+            "SELECT 1 AS id, INTERVAL '1 02:03' DAY TO MINUTE AS ival, collate('Ab', 'UTF8_LCASE') AS lc, "
+            "parse_json('{\"a\": 1}') AS j, array(NULL) AS voids"
+        )
+        for column, text in {
+            "ival": "interval day to minute",
+            "lc": "string collate UTF8_LCASE",
+            "j": "variant",
+            "voids": "array<void>",
+        }.items():
+            with refusal("record_hash", column, text):
+                df.select(hx.record_hash("id", column)).collect()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Hypothesis: the Arrow path against the jar on random rows (test_spark_parity.py's strategies)
 
@@ -365,10 +470,13 @@ def _frame(spark, rows: list[tuple]) -> DataFrame:
     return spark.createDataFrame([(i, *row) for i, row in enumerate(rows)], schema)
 
 
-def _side_by_side(df: DataFrame, makers: dict[str, Callable[[], Column]], batch: str = "10000") -> list[str]:
-    """Each maker's column on both paths in one query; the names of those whose values differ on some row."""
+def _side_by_side(
+    df: DataFrame, makers: dict[str, Callable[[], Column]], batch: str = "10000", route: str = "arrow_udf"
+) -> list[str]:
+    """Each maker's column on both paths in one query (the Arrow path's column functions taking ``route``); the
+    names of those whose values differ on some row."""
     columns = [
-        on(engine, make).alias(f"{name}|{engine}")
+        on(engine, make, route).alias(f"{name}|{engine}")
         for name, make in makers.items()
         for engine in ("jar", "arrow")
     ]
@@ -387,8 +495,25 @@ def _side_by_side(df: DataFrame, makers: dict[str, Callable[[], Column]], batch:
     batch=BATCH,
 )
 def test_column_functions_equal_the_jar(spark, rows, key_columns, key, normalize, batch):
-    df = _frame(spark, rows)
-    makers = {
+    assert _side_by_side(_frame(spark, rows), _column_makers(key_columns, key, normalize), batch) == []
+
+
+@settings(SETTINGS, max_examples=3)
+@given(
+    rows=ROWS,
+    key_columns=st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True),
+    key=KEY_OPTIONS,
+    normalize=NORMALIZE_OPTIONS,
+)
+def test_column_functions_row_by_row_equal_the_jar(spark, rows, key_columns, key, normalize):
+    """The same, row by row in plain Python UDFs (PySpark before 4.1); U+FFFD, which that route refuses, aside."""
+    assume("\ufffd" not in repr(rows))
+    makers = _column_makers(key_columns, key, normalize)
+    assert _side_by_side(_frame(spark, rows), makers, route="rows") == []
+
+
+def _column_makers(key_columns: list[str], key: dict, normalize: dict) -> dict[str, Callable[[], Column]]:
+    return {
         "positional": lambda: hx.record_hash(*NAMES),
         "star": lambda: hx.record_hash("*"),
         "by_name": lambda: hx.record_hash(*reversed(NAMES), by_name=True),
@@ -400,7 +525,6 @@ def test_column_functions_equal_the_jar(spark, rows, key_columns, key, normalize
         "key_hmac": lambda: hx.record_key(*key_columns, **key, algorithm="hmac-sha256", secret="pii"),
         "normalize": lambda: hx.normalize_key(STRING, **normalize),
     }
-    assert _side_by_side(df, makers, batch) == []
 
 
 def _fingerprints_by(df: DataFrame, *by: str | Column, **options: Any) -> list[str]:
@@ -440,12 +564,9 @@ ODD_ROWS = [
 ]
 
 
-def test_names_with_dots_spaces_backticks_and_other_case(spark):
-    """Names as a careless user types them: a column named a.b and one with a backtick (quoted for the column
-    functions, which read names as F.col does, and taken literally by the DataFrame-level ones), spaces, "ID"
-    for id, "*" and "s.*"."""
-    df = spark.createDataFrame(ODD_ROWS, ODD_SCHEMA)
-    makers = {
+def _odd_makers(df: DataFrame) -> dict[str, Callable[[], Column]]:
+    """Column functions over ODD_SCHEMA's names, as a careless user types them."""
+    return {
         "positional": lambda: hx.record_hash("`a.b`", "sp ace", "`back``tick`", "ID", "s"),
         "by_name": lambda: hx.record_hash("`a.b`", "sp ace", "`back``tick`", "id", "s", by_name=True),
         "star": lambda: hx.record_hash("*"),
@@ -456,7 +577,14 @@ def test_names_with_dots_spaces_backticks_and_other_case(spark):
         "key": lambda: hx.record_key("ID", "sp ace", trim=True, case="upper"),
         "normalize": lambda: hx.normalize_key("sp ace", trim=True, case="upper", empty_as_null=True),
     }
-    assert _side_by_side(df.withColumn("idx", F.col("id")), makers) == []
+
+
+def test_names_with_dots_spaces_backticks_and_other_case(spark):
+    """Names as a careless user types them: a column named a.b and one with a backtick (quoted for the column
+    functions, which read names as F.col does, and taken literally by the DataFrame-level ones), spaces, "ID"
+    for id, "*" and "s.*"."""
+    df = spark.createDataFrame(ODD_ROWS, ODD_SCHEMA)
+    assert _side_by_side(df.withColumn("idx", F.col("id")), _odd_makers(df)) == []
     calls: dict[str, Callable[[], Any]] = {
         "fingerprint": lambda: hx.dataset_fingerprint(df),
         "state of names": lambda: hx.fingerprint_state(df, "`a.b`", "ID", "`back``tick`").to_json(),
@@ -498,16 +626,18 @@ def test_nested_calls(spark):
     df = spark.createDataFrame([(1, "a"), (2, None), (3, "Ab ")], "id INT, v STRING").withColumn(
         "idx", F.col("id")
     )
-    makers = {
-        "key of a hash": lambda: hx.record_key("id", hx.record_hash("v")),
-        "hash of a key": lambda: hx.record_hash(
-            "id", hx.record_key(hx.record_hash("v"), "v", salt="s", case="upper")
-        ),
-        "array": lambda: hx.record_hash(F.array(hx.record_hash("id"), hx.record_key("v"))),
-        "normalized key": lambda: hx.record_key(hx.normalize_key("v", trim=True, case="lower")),
-        "by name of aliases": lambda: hx.record_hash(hx.record_hash("v").alias("h"), "id", by_name=True),
-    }
-    assert _side_by_side(df, makers) == []
+    assert _side_by_side(df, NESTED_CALLS) == []
+
+
+NESTED_CALLS: dict[str, Callable[[], Column]] = {
+    "key of a hash": lambda: hx.record_key("id", hx.record_hash("v")),
+    "hash of a key": lambda: hx.record_hash(
+        "id", hx.record_key(hx.record_hash("v"), "v", salt="s", case="upper")
+    ),
+    "array": lambda: hx.record_hash(F.array(hx.record_hash("id"), hx.record_key("v"))),
+    "normalized key": lambda: hx.record_key(hx.normalize_key("v", trim=True, case="lower")),
+    "by name of aliases": lambda: hx.record_hash(hx.record_hash("v").alias("h"), "id", by_name=True),
+}
 
 
 def test_an_expression_hashed_by_name_needs_an_alias(spark, arrow):
@@ -589,6 +719,14 @@ def test_group_values_as_spark_gives_them(spark):
     assert "[0.0]" in got["array"][1][0] and "-0.0" not in repr(got)
 
 
+NULL_CALLS: dict[str, Callable[[], Column]] = {
+    "void": lambda: hx.record_hash("id", "void"),
+    "all NULL": lambda: hx.record_hash("n", "void"),
+    "key of NULLs": lambda: hx.record_key("n", "void", null_key="null"),
+    "hashed NULL key": lambda: hx.record_key("n"),
+}
+
+
 def test_null_only_columns_and_duplicate_rows(spark):
     """A NULL literal (VOID) hashes as the jar hashes it, an all-NULL typed column too; a fingerprint refuses
     VOID (its schema text) naming the fix; duplicate rows count."""
@@ -596,13 +734,7 @@ def test_null_only_columns_and_duplicate_rows(spark):
         "void", F.lit(None)
     )
     df = df.withColumn("idx", F.col("id"))
-    makers = {
-        "void": lambda: hx.record_hash("id", "void"),
-        "all NULL": lambda: hx.record_hash("n", "void"),
-        "key of NULLs": lambda: hx.record_key("n", "void", null_key="null"),
-        "hashed NULL key": lambda: hx.record_key("n"),
-    }
-    assert _side_by_side(df, makers) == []
+    assert _side_by_side(df, NULL_CALLS) == []
     typed = df.drop("void")
     once = typed.dropDuplicates()
     jar, arrow = both(lambda: (hx.dataset_fingerprint(typed), hx.dataset_fingerprint(once)))
@@ -612,6 +744,37 @@ def test_null_only_columns_and_duplicate_rows(spark):
             hx.dataset_fingerprint(df)
         with refusal("fingerprints_by", "void", "void"):
             hx.fingerprints_by(df, "id")
+
+
+def test_careless_calls_row_by_row(spark):
+    """The calls above, row by row in plain Python UDFs (PySpark before 4.1): odd names, "*" and "s.*", nested
+    calls, NULLs, a join's two id columns, and nested field names Spark's type text does not quote, with ``:``,
+    ``,``, ``<`` and ``>`` in them, which the row's own names settle."""
+    odd = spark.createDataFrame(ODD_ROWS, ODD_SCHEMA)
+    assert _side_by_side(odd.withColumn("idx", F.col("id")), _odd_makers(odd), route="rows") == []
+    simple = spark.createDataFrame([(1, "a"), (2, None), (3, "Ab ")], "id INT, v STRING")
+    assert _side_by_side(simple.withColumn("idx", F.col("id")), NESTED_CALLS, route="rows") == []
+    nulls = spark.createDataFrame([(1, None), (2, None)], "id INT, n STRING").withColumn("void", F.lit(None))
+    assert _side_by_side(nulls.withColumn("idx", F.col("id")), NULL_CALLS, route="rows") == []
+    left = spark.createDataFrame([(1, "a"), (2, "b")], "id INT, v STRING")
+    right = spark.createDataFrame([(1, 10), (2, 20)], "id INT, w INT")
+    joined = left.join(right, left.id == right.id).withColumn("idx", F.lit(0))
+    joins = {
+        "columns": lambda: hx.record_hash(left.id, "v", right.id, "w"),
+        "star": lambda: hx.record_hash("*"),
+    }
+    assert _side_by_side(joined, joins, route="rows") == []
+    punctuated = spark.sql(
+        "SELECT id AS idx, named_struct('b:c', id, 'x,y:int', array(named_struct('<a>', id % 2)), 'm:', "
+        "map('k', named_struct('z', CAST(id AS STRING)))) AS `s:t`, IF(id = 1, NULL, named_struct('q:', 1.5D)) AS n "
+        "FROM range(3)"
+    )
+    fields = {
+        "star": lambda: hx.record_hash("*"),
+        "by name": lambda: hx.record_hash("*", by_name=True),
+        "columns": lambda: hx.record_key("`s:t`", "n"),
+    }
+    assert _side_by_side(punctuated, fields, route="rows") == []
 
 
 def test_types_the_arrow_path_refuses(spark, arrow):
@@ -654,7 +817,7 @@ def test_the_engine_in_a_session_with_the_jar(spark, monkeypatch):
 
 # ---------------------------------------------------------------------------------------------------------------
 # Classic sessions without the jar, each in a process of its own (tests/nojar_job.py): the pinned line, and 3.5,
-# whose PySpark has no Arrow UDFs
+# whose PySpark has no Arrow UDFs (its column functions run row by row)
 
 JOB = ROOT / "tests" / "nojar_job.py"
 JOB_LINES = {PINNED_LINE: Path(sys.executable), "3.5": ROOT / ".venv-3.5" / "bin" / "python"}
@@ -685,6 +848,7 @@ def jobs(tmp_path_factory) -> dict[str, tuple[subprocess.Popen[str], Path]]:
             PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT / "tests")]),
             PYSPARK_PYTHON=str(python),
             SPARK_LOCAL_IP=LOOPBACK,
+            TZ="America/New_York",  # Python workers' local time, in which row-by-row UDFs get timestamps
         )
         out = folder / f"{line}.json"
         process = subprocess.Popen(
@@ -721,15 +885,16 @@ def reports(jobs, the_jars_results) -> dict[str, dict[str, Any]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("line", list(JOB_LINES))
 def test_a_classic_session_without_the_jar(reports, the_jars_results, line):
-    """No jar: hx.engine says 'arrow' (and hashexpr warns once), SQL's record_hash is unknown, the
-    DataFrame-level functions give the jar's results, and so do the column functions where PySpark has Arrow
-    UDFs; before 4.1 those raise a RuntimeError that names the DataFrame-level functions."""
+    """No jar: hx.engine says 'arrow' (and hashexpr warns once, before 4.1 saying that column functions run row
+    by row), SQL's record_hash is unknown, and every function gives the jar's results: the column functions in
+    Arrow UDFs, or before 4.1 row by row in plain Python UDFs, in workers whose local time has a DST change."""
     report = reports[line]
     assert report["pyspark"].startswith(line + ".") and report["jars"] == ""
     assert report["engine"] == ["arrow", "arrow"]
     assert report["sql"].startswith("[UNRESOLVED_ROUTINE]") and "`record_hash`" in report["sql"]
     assert len(report["warnings"]) == 1, report["warnings"]
     assert "no hashexpr jar" in report["warnings"][0] and "HASHEXPR_ENGINE=arrow" in report["warnings"][0]
+    assert ("row by row" in report["warnings"][0]) == (not arrow_udfs(line))
     assert report["refused"].startswith("dataset_fingerprint: column 'ival' of type interval day to second: ")
     got, expected = report["results"], the_jars_results
     assert got.keys() == expected.keys()
@@ -740,14 +905,4 @@ def test_a_classic_session_without_the_jar(reports, the_jars_results, line):
     assert {k: v for k, v in got.items() if k not in columns} == {
         k: v for k, v in expected.items() if k not in columns
     }
-    if arrow_udfs(line):
-        assert {k: got[k] for k in columns} == {k: expected[k] for k in columns}
-        return
-    for name in columns:
-        assert got[name]["error"] == "RuntimeError", name
-        message = got[name]["message"]
-        assert (
-            f"this Spark session has no hashexpr jar, and PySpark {report['pyspark']} has no Arrow UDFs"
-            in message
-        )
-        assert "hx.dataset_fingerprint, hx.fingerprint_state, hx.fingerprints_by" in message
+    assert {k: got[k] for k in columns} == {k: expected[k] for k in columns}

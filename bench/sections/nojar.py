@@ -8,7 +8,8 @@ Three runs, each candidate pair interleaved in rounds (bench/nojar_worker.py hol
   with ``--nojar-server-memory``, and a client in a process of its own;
 - other Spark lines (``--nojar-lines``, Spark 3.5 by default): a classic session in the line's virtualenv
   (``.venv-3.5``, this checkout's hashexpr on ``PYTHONPATH``), a process of its own. PySpark 3.5 and 4.0 have no
-  Arrow UDFs, so there the column functions have no Arrow path and ``with_metadata`` runs in ``mapInArrow``.
+  Arrow UDFs, so there the column functions hash row by row in plain Python UDFs (timed on ``--nojar-row-rows``
+  rows, both engines) and ``with_metadata`` runs in ``mapInArrow``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def add_arguments(parser) -> None:
         type=int,
         default=20_000_000,
         help="rows of the 10-column data the nojar section hashes and fingerprints",
+    )
+    parser.add_argument(
+        "--nojar-row-rows",
+        type=int,
+        default=1_000_000,
+        help="rows the nojar section's column functions hash where PySpark has no Arrow UDFs (row by row)",
     )
     parser.add_argument(
         "--nojar-diff-rows", type=int, default=2_000_000, help="rows a side of the nojar section's diff"
@@ -114,6 +121,7 @@ def classic(ctx, functions: list[str]) -> dict:
         args.nojar_diff_rows,
         lambda cands: b.measure_rounds(cands, rounds=args.nojar_rounds),
         log,
+        args.nojar_row_rows,
     )
     alone = None
     if any(f != "diff" for f in functions):
@@ -194,6 +202,7 @@ def connect(args, log, functions: list[str]) -> dict:
             # Each server's JVM, whose CPU time (and its Python workers') the client reads from /proc.
             "pids": {"jar": with_jar.process.popen.pid, "arrow": bare.process.popen.pid},
             "rows": args.nojar_rows,
+            "row_rows": args.nojar_row_rows,
             "diff_rows": args.nojar_diff_rows,
             "functions": functions,
             "rounds": args.nojar_rounds,
@@ -232,6 +241,7 @@ def other_line(args, log, line: str, functions: list[str]) -> dict:
     spec = {
         "mode": "classic",
         "rows": args.nojar_rows,
+        "row_rows": args.nojar_row_rows,
         "diff_rows": args.nojar_diff_rows,
         "functions": functions,
         "rounds": args.nojar_rounds,
@@ -278,7 +288,8 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
         "",
         (
             "Each of hashexpr's functions once with the jar and once through the Arrow path (the Rust engine in "
-            "PySpark's `arrow_udf` columns, PySpark 4.1 and later, and `mapInArrow`), over the same cached "
+            "PySpark's `arrow_udf` columns, PySpark 4.1 and later, and `mapInArrow`; before 4.1, column functions "
+            "row by row in plain Python UDFs), over the same cached "
             f"10-column data ({args.nojar_rows:,} rows{diff}), interleaved in {args.nojar_rounds} round(s) after "
             f"{args.warmup} warm-up. Arrow / jar "
             "is the ratio of the medians (above 1: the Arrow path is slower). CPU s: the median CPU seconds of a "
@@ -325,10 +336,10 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
                 f"{sum(arrow_cpu) / sum(jar_cpu):.2f}× | {'yes' if same else '**no**'} | "
                 f"{fmt_times(jar.times)}; {fmt_times(arrow.times)} |"
             )
-        base = by.get("record_hash", {}).get("jar") or by.get("dataset_fingerprint", {}).get("jar")
         for kind in nw.PROFILES:
             if kind in by:
                 r = by[kind]["arrow"]
+                base = _base(by, r.rows)
                 cpu = _cpu(part, r)
                 vs = f"{r.median / base.median:.2f}×" if base else "–"
                 vs_cpu = f"{sum(cpu) / sum(_cpu(part, base)):.2f}×" if base else "–"
@@ -338,8 +349,10 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
                 )
         lines.append("")
         notes = [f"Load average (1 min) {load[0][0]:.2f} at the start, {load[1][0]:.2f} at the end."]
-        if base is not None and any(kind in by for kind in nw.PROFILES):
-            notes.append(f"The profiles' ratios are to the jar's {base.name.split('  ')[0]}.")
+        bases = [_base(by, by[kind]["arrow"].rows) for kind in nw.PROFILES if kind in by]
+        named = sorted({b.name.split("  ")[0] for b in bases if b is not None})
+        if named:
+            notes.append(f"The profiles' ratios are to the jar's {' and '.join(named)}.")
         if part.get("detected"):
             chosen = ", ".join(
                 f"{v} on the server {'with' if k == 'jar' else 'without'} the jar"
@@ -358,11 +371,10 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
         for group, error in part.get("failed_functions", {}).items():
             ok_all = False
             notes.append(f"**Failed**, so not timed: {group} ({error}).")
-        missing = [f for f in s["functions"] if f not in by and f in nw.COLUMN_FUNCTIONS]
-        if missing:
+        if not _at_least(part["spark"], (4, 1)) and any(f in by for f in nw.COLUMN_FUNCTIONS):
             notes.append(
-                f"Not timed here: {', '.join(missing)} (PySpark {part['spark']} has no arrow_udf, so without the jar "
-                "the column functions refuse with an error that says so)."
+                f"PySpark {part['spark']} has no arrow_udf: without the jar, its column functions hash row by row "
+                f"in plain Python UDFs, timed on {args.nojar_row_rows:,} rows."
             )
         lines += [" ".join(notes), ""]
     for part, ratio, cpu_ratio in record_hash:
@@ -379,6 +391,16 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
             + (f" (not measured in: {'; '.join(unmeasured)})" if unmeasured else "")
         )
     return lines
+
+
+def _base(by: dict[str, dict[str, Result]], rows: int) -> Result | None:
+    """The jar's candidate a profile of ``rows`` rows is compared with: record_hash's, or dataset_fingerprint's
+    where record_hash ran on other rows (row by row, before PySpark 4.1)."""
+    for function in ("record_hash", "dataset_fingerprint"):
+        jar = by.get(function, {}).get("jar")
+        if jar is not None and jar.rows == rows:
+            return jar
+    return None
 
 
 def _at_least(version: str, line: tuple[int, int]) -> bool:

@@ -29,13 +29,30 @@ _BINARY_COLLATION = "UTF8_BINARY"
 _CHAR = re.compile(r"^(?:(?:var)?char\(\d+\)|string collate utf8_binary)$", re.IGNORECASE)
 
 
-def refusal(function: str, column: str, type_text: str, why: str) -> ValueError:
-    """The error of a column the Arrow path cannot hash as the jar does."""
+ARROW_ROUTE = "hashexpr hashes in Arrow UDFs with its Rust engine"
+
+
+def refusal(function: str, column: str, type_text: str, why: str, route: str = ARROW_ROUTE) -> ValueError:
+    """The error of a column the path without the jar (``route`` says which) cannot hash as the jar does."""
     return ValueError(
         f"{function}: column {column!r} of type {type_text}: {why}. This Spark session has no hashexpr jar, so "
-        "hashexpr hashes in Arrow UDFs with its Rust engine, which cannot give this type the jar's bytes: load "
-        "the jar (docs/PYTHON.md), or cast the column to a type both engines hash (docs/FORMAT.md, section 4)"
+        f"{route}, which cannot give this type the jar's bytes: load the jar (docs/PYTHON.md), or cast the "
+        "column to a type both engines hash (docs/FORMAT.md, section 4)"
     )
+
+
+def refused_text(text: str, lost: str) -> str | None:
+    """Why a value of the Spark type ``text`` (catalog text) cannot be hashed without the jar, or None; ``lost``
+    says how the route loses an interval's or a newer type's values.
+
+    A top-level ``void`` is hashable (every value is NULL); it is refused nested, and so are intervals, strings
+    of a collation other than UTF8_BINARY, and the types newer than the format."""
+    collated = [name for name in _COLLATED.findall(text) if name.upper() != _BINARY_COLLATION]
+    if collated:
+        return f"a string of collation {collated[0]} hashes by its collation key"
+    if text != "void" and _REFUSED_NAME.search(text):
+        return lost
+    return None
 
 
 def check_schema(function: str, schema: StructType, names: Sequence[str] | None = None) -> list[str]:
@@ -123,15 +140,12 @@ def check_catalog_text(
             if texts is not None
             else ", ".join(shown.get(n, n) for n in schema.names)
         )
-        collated = [name for name in _COLLATED.findall(text) if name.upper() != _BINARY_COLLATION]
-        if collated:
-            raise refusal(
-                function, column, text, f"a string of collation {collated[0]} hashes by its collation key"
-            )
-        if _REFUSED_NAME.search(text) and not (text == "void" and pa.types.is_null(field.type)):
-            raise refusal(
-                function, column, text, f"its Arrow form ({field.type}) loses what the format hashes"
-            )
+        lost = f"its Arrow form ({field.type}) loses what the format hashes"
+        why = refused_text(text, lost)
+        if why is None and text == "void" and not pa.types.is_null(field.type):
+            why = lost
+        if why is not None:
+            raise refusal(function, column, text, why)
         found = engine_type(field.type)
         if found is None:
             raise refusal(function, column, text, f"the engine cannot hash its Arrow type {field.type}")

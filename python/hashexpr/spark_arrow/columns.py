@@ -1,10 +1,12 @@
-"""hashexpr's column functions as Arrow UDFs: ordinary columns, computed by the Rust engine in Python workers.
+"""hashexpr's column functions without the jar: ordinary columns, computed in Python workers.
 
 ``pyspark.sql.functions.arrow_udf`` (PySpark 4.1 and later, classic and Connect) hands the worker the UDF's
-arguments as Arrow arrays and takes an Arrow array back; Spark sends only those arguments, not the whole row.
-The function's columns go in as arrays of their own, with Spark's ``typeof`` of their struct, which says what the
-Arrow types cannot (collations, intervals); stars and by-name hashes go in as one struct, the only form in which
-``"*"`` and ``"t.*"`` expand as they do in ``record_hash(*)`` and arguments keep their names.
+arguments as Arrow arrays and takes an Arrow array back, which the Rust engine hashes; Spark sends only those
+arguments, not the whole row. The function's columns go in as arrays of their own, with Spark's ``typeof`` of their
+struct, which says what the Arrow types cannot (collations, intervals); stars and by-name hashes go in as one
+struct, the only form in which ``"*"`` and ``"t.*"`` expand as they do in ``record_hash(*)`` and arguments keep
+their names. Where PySpark has no Arrow UDFs (3.5, 4.0), the same arguments go to plain Python UDFs, hashed row by
+row (:mod:`hashexpr.spark_arrow.rows`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pyspark.sql.types import BinaryType, StringType
 from hashexpr.arrow.engine import native
 from hashexpr.names import attribute_sql, quote
 from hashexpr.options import KeyOptions, algorithm_of
+from hashexpr.spark_arrow import rows
 from hashexpr.spark_types import is_column
 
 
@@ -29,15 +32,10 @@ def available() -> bool:
 
 
 def _require(function: str) -> Any:
+    """``arrow_udf``, once the engine is known to be installed; None where PySpark has no Arrow UDFs (the column
+    functions then run row by row: :mod:`hashexpr.spark_arrow.rows`)."""
     if not available():
-        raise RuntimeError(
-            f"{function}: this Spark session has no hashexpr jar, and PySpark {_pyspark()} has no Arrow UDFs "
-            "(pyspark.sql.functions.arrow_udf, PySpark 4.1 and later) to run hashexpr's engine in as a column. "
-            "Use the DataFrame-level functions, which run in mapInArrow on every line (hx.with_metadata adds "
-            "the record key and hash as columns; hx.dataset_fingerprint, hx.fingerprint_state, "
-            "hx.fingerprints_by, hx.diff), upgrade PySpark and the cluster to 4.1 or later, or load hashexpr's "
-            "jar (docs/PYTHON.md)"
-        )
+        return None
     native()  # the pure wheel has no engine: say what to install before any job runs
     return F.arrow_udf
 
@@ -74,7 +72,10 @@ def _shown(c: Any) -> str:
     """An argument as errors name it: a column name as given, a Column as PySpark prints it."""
     if isinstance(c, str):
         return c
-    text = str(c)
+    try:
+        text = str(c)
+    except TypeError:  # PySpark 3.5's Connect columns of a Python UDF print as None
+        return "an expression"
     return text[len("Column<'") : -len("'>")] if text.startswith("Column<'") and text.endswith("'>") else text
 
 
@@ -152,7 +153,14 @@ def hash_column(
     # Spark folds typeof into a literal: the struct in it is never built.
     catalog = F.call_function("typeof", fields)
     alias = f"{function}({_label(cols)})"
-    if kind == "by_name" or not cols or any(map(_is_star, cols)):
+    whole = kind == "by_name" or not cols or any(map(_is_star, cols))
+    if arrow_udf is None:
+        if whole:
+            body = rows.struct_hashes(function, kind, chosen, hmac_key, options, labels)
+            return rows.udf(body, BinaryType())(fields, catalog).alias(alias)
+        body = rows.argument_hashes(function, kind, chosen, hmac_key, options, labels)
+        return rows.udf(body, BinaryType())(*map(_argument, cols), catalog).alias(alias)
+    if whole:
         # Stars expand, and names reach the worker, only inside a struct (and a UDF needs an argument).
 
         def hashes(values: pa.Array, catalog: pa.Array) -> pa.Array:
@@ -183,6 +191,7 @@ def typed_column(
     from hashexpr.spark_arrow import worker
 
     arrow_udf = _require(function)
+    assert arrow_udf is not None, "typed columns are for PySpark with Arrow UDFs; frames.with_hashes checks"
     names, expected = tuple(names), tuple(expected)
 
     def hashes(*arrays: pa.Array) -> pa.Array:
@@ -197,6 +206,11 @@ def normalize_column(col: Any, options: KeyOptions) -> Column:
     argument = _argument(col)
     label = col if isinstance(col, str) else "part"
     trim, case, empty_as_null = options.trim, options.case, options.empty_as_null
+    if arrow_udf is None:
+        body = rows.normalized(label, trim, case, empty_as_null)
+        return rows.udf(body, StringType())(argument, F.call_function("typeof", argument)).alias(
+            f"normalize_key({label})"
+        )
     from hashexpr.spark_arrow import worker
 
     def normalized(values: pa.Array, catalog: pa.Array) -> pa.Array:

@@ -75,9 +75,10 @@ def engine(spark: SparkSession | None = None) -> Engine:
         _log.warning(
             "hashexpr: this Spark session has no hashexpr jar (no %s function), so hashexpr's Python API runs "
             "its Rust engine in Arrow UDFs: the same bytes, with every row sent to a Python worker and back "
-            "(make bench --only nojar measures the cost; docs/PYTHON.md). Set %s=arrow to silence this, or load "
-            "the jar for the faster path.",
+            "(make bench --only nojar measures the cost; docs/PYTHON.md).%s Set %s=arrow to silence this, or "
+            "load the jar for the faster path.",
             PROBE,
+            "" if _arrow_udfs() else _ROWS,
             ENGINE_VARIABLE,
         )
     try:
@@ -85,6 +86,19 @@ def engine(spark: SparkSession | None = None) -> Engine:
     except TypeError:
         pass
     return found
+
+
+_ROWS = (
+    " This PySpark has no Arrow UDFs (pyspark.sql.functions.arrow_udf, 4.1 and later), so the column functions"
+    " (record_hash, record_key, normalize_key) hash row by row in plain Python UDFs, some 10,000 rows a second a"
+    " core: add hash columns with hx.with_metadata (mapInArrow) for volume."
+)
+
+
+def _arrow_udfs() -> bool:
+    from pyspark.sql import functions as F
+
+    return hasattr(F, "arrow_udf")
 
 
 def uses_arrow(spark: SparkSession | None = None) -> bool:
