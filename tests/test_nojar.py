@@ -40,12 +40,15 @@ from pyspark.sql.types import (
     ArrayType,
     DataType,
     DayTimeIntervalType,
+    DoubleType,
+    FloatType,
     LongType,
     MapType,
     NullType,
     StringType,
     StructField,
     StructType,
+    TimestampType,
     YearMonthIntervalType,
 )
 from servers import LOOPBACK
@@ -143,10 +146,33 @@ def first_refused(args: list[dict]) -> int | None:
     return next((i for i, a in enumerate(args) if refused(parse_type(a["type"]))), None)
 
 
+def merged_keys(dtype: DataType) -> bool:
+    """Whether ``dtype`` holds a map keyed by a type a Python ``dict`` can merge keys of (0.0 and -0.0, two
+    instants of one local wall time): FLOAT, DOUBLE or TIMESTAMP anywhere in the key."""
+
+    def holds(t: DataType) -> bool:
+        if isinstance(t, (FloatType, DoubleType, TimestampType)):
+            return True
+        if isinstance(t, ArrayType):
+            return holds(t.elementType)
+        if isinstance(t, MapType):
+            return holds(t.keyType) or holds(t.valueType)
+        return isinstance(t, StructType) and any(holds(f.dataType) for f in t.fields)
+
+    if isinstance(dtype, ArrayType):
+        return merged_keys(dtype.elementType)
+    if isinstance(dtype, MapType):
+        return holds(dtype.keyType) or merged_keys(dtype.keyType) or merged_keys(dtype.valueType)
+    return isinstance(dtype, StructType) and any(merged_keys(f.dataType) for f in dtype.fields)
+
+
 def row_refused(vector: dict) -> bool:
-    """Whether the row-by-row route must refuse a vector: a string argument that is not UTF-8 (the vector's value
-    is ``{"utf8_hex": ...}``), which Spark hands a Python UDF with U+FFFD in place of its bytes, or that holds
+    """Whether the row-by-row route must refuse a vector: a map keyed by floating-point numbers or timestamps,
+    which reaches a Python UDF as a ``dict``; a string argument that is not UTF-8 (the vector's value is
+    ``{"utf8_hex": ...}``), which Spark hands a Python UDF with U+FFFD in place of its bytes, or that holds
     U+FFFD itself, which it cannot tell from that."""
+    if any(merged_keys(parse_type(a["type"])) for a in vector["args"]):
+        return True
 
     def bad(value: Any) -> bool:
         if isinstance(value, str):
@@ -216,7 +242,8 @@ FINGERPRINTS_REFUSED = [
 
 def test_the_refused_vectors_are_counted():
     """The vectors of types the Arrow path refuses: intervals, UTF8_LCASE strings, VOID inside arrays and maps
-    (32 of the 449); and of the others, those the row-by-row route refuses too: strings that are not UTF-8."""
+    (32 of the 449); and of the others, those the row-by-row route refuses too: strings that are not UTF-8, and
+    maps keyed by DOUBLE."""
     ok = {"records": RECORDS_OK, "by_name": BY_NAME_OK, "keys": KEYS_OK, "sha256": SHA256_OK}
     counts = {
         "records": (len(RECORDS_OK), len(RECORDS_REFUSED)),
@@ -226,7 +253,7 @@ def test_the_refused_vectors_are_counted():
         "fingerprints": (len(FINGERPRINTS) - len(FINGERPRINTS_REFUSED), len(FINGERPRINTS_REFUSED)),
     }
     assert {name: len([v for v in vectors if row_refused(v)]) for name, vectors in ok.items()} == {
-        "records": 3,
+        "records": 5,
         "by_name": 0,
         "keys": 13,
         "sha256": 0,
@@ -399,22 +426,34 @@ def test_refused_vectors_are_refused_naming_function_column_and_type(spark, arro
 
 def test_rows_refuse_what_python_udfs_cannot_be_handed_exactly(spark, arrow):
     """Row by row: a string that is not UTF-8 reaches a Python UDF with U+FFFD in place of its bytes, so a string
-    holding U+FFFD is refused (a vector of each kind, and a real U+FFFD), and so are the Arrow path's refused types;
-    each names the function, the column and the type."""
+    holding U+FFFD is refused (a vector of each kind, and a real U+FFFD); a map keyed by DOUBLE reaches it as a
+    dict, which makes one key of 0.0 and -0.0; a field name with '<' is not read from the type text; and the Arrow
+    path's refused types are refused too. Each error names the function, the column and the type."""
     vectors = {v["name"]: v for v in RECORDS_OK + KEYS_OK}
+
+    def replaced(function: str, frame: DataFrame, column: Column) -> None:
+        with pytest.raises(PythonException) as raised:
+            frame.select(column).collect()
+        message = refusal_text(raised.value)
+        assert message.startswith(f"{function}: column 's' of type string: a value holds U+FFFD"), message
+        assert "row by row" in message and "load the jar" in message and "hx.with_metadata" in message
+
     with column_route("rows"):
         for name, function in (("string_invalid_ff", "record_hash"), ("invalid_trim_upper", "record_key")):
             vector = vectors[name]
             frame = spark.range(1, numPartitions=1).select(F.expr(vector["args"][0]["sql"]).alias("s"))
             make = hx.record_hash if function == "record_hash" else hx.record_key
-            with refusal(function, "s", "string") as seen:
-                frame.select(make("s", **vector.get("options", {}))).collect()
-            assert "U+FFFD" in seen.message and "row by row" in seen.message
+            replaced(function, frame, make("s", **vector.get("options", {})))
         frame = spark.createDataFrame([("ok",), ("\ufffd",)], "s STRING")
-        with refusal("record_hash_by_name", "s", "string"):
-            frame.select(hx.record_hash("*", by_name=True)).collect()
-        with refusal("normalize_key", "s", "string"):
-            frame.select(hx.normalize_key("s", case="upper")).collect()
+        replaced("record_hash_by_name", frame, hx.record_hash("*", by_name=True))
+        replaced("normalize_key", frame, hx.normalize_key("s", case="upper"))
+        keyed = vectors["map_double_key_minus_zero"]["args"][0]["sql"]
+        with refusal("record_hash", "m", "map<double,string>") as seen:
+            spark.range(1).select(F.expr(keyed).alias("m")).select(hx.record_hash("m")).collect()
+        assert "0.0 and -0.0" in seen.message
+        angled = spark.sql("SELECT named_struct('<a>', 1) AS s")
+        with refusal("record_hash", "s", "struct<<a>:int>"):
+            angled.select(hx.record_hash("s")).collect()
         df = spark.sql(
             "SELECT 1 AS id, INTERVAL '1 02:03' DAY TO MINUTE AS ival, collate('Ab', 'UTF8_LCASE') AS lc, "
             "parse_json('{\"a\": 1}') AS j, array(NULL) AS voids"
@@ -427,6 +466,9 @@ def test_rows_refuse_what_python_udfs_cannot_be_handed_exactly(spark, arrow):
         }.items():
             with refusal("record_hash", column, text):
                 df.select(hx.record_hash("id", column)).collect()
+        with refusal("normalize_key", "lc", "string collate UTF8_LCASE") as seen:
+            df.select(hx.normalize_key("lc", case="upper")).collect()
+        assert "collation key" in seen.message
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -748,8 +790,8 @@ def test_null_only_columns_and_duplicate_rows(spark):
 
 def test_careless_calls_row_by_row(spark):
     """The calls above, row by row in plain Python UDFs (PySpark before 4.1): odd names, "*" and "s.*", nested
-    calls, NULLs, a join's two id columns, and nested field names Spark's type text does not quote, with ``:``,
-    ``,``, ``<`` and ``>`` in them, which the row's own names settle."""
+    calls, NULLs, a join's two id columns, and nested field names Spark's type text does not quote, with ``:``
+    and ``,`` in them, which the row's own names settle."""
     odd = spark.createDataFrame(ODD_ROWS, ODD_SCHEMA)
     assert _side_by_side(odd.withColumn("idx", F.col("id")), _odd_makers(odd), route="rows") == []
     simple = spark.createDataFrame([(1, "a"), (2, None), (3, "Ab ")], "id INT, v STRING")
@@ -765,7 +807,7 @@ def test_careless_calls_row_by_row(spark):
     }
     assert _side_by_side(joined, joins, route="rows") == []
     punctuated = spark.sql(
-        "SELECT id AS idx, named_struct('b:c', id, 'x,y:int', array(named_struct('<a>', id % 2)), 'm:', "
+        "SELECT id AS idx, named_struct('b:c', id, 'x,y:int', array(named_struct('a,b', id % 2)), 'm:', "
         "map('k', named_struct('z', CAST(id AS STRING)))) AS `s:t`, IF(id = 1, NULL, named_struct('q:', 1.5D)) AS n "
         "FROM range(3)"
     )
@@ -803,6 +845,40 @@ def test_types_the_arrow_path_refuses(spark, arrow):
             hx.fingerprint_state(df, column)
         with refusal("fingerprints_by", column, text):
             hx.fingerprints_by(df.select("id", column), "id")
+
+
+def test_secrets_come_from_the_applications_configuration(spark, arrow):
+    """As with the jar (docs/SECURITY.md): a key set or changed on the running session, which Spark writes
+    unredacted into the event log with every job, is refused before any job runs, naming the function and the
+    fix; so is a missing key. The application's key (spark.hashexpr.secret.pii) is used."""
+    runtime, pii = "spark.hashexpr.secret.runtime_nojar", "spark.hashexpr.secret.pii"
+    frame = spark.range(3)
+    key = frame.select(hx.record_key("id", algorithm="hmac-sha256", secret="pii")).collect()
+    spark.conf.set(runtime, "k")
+    try:
+        with pytest.raises(
+            ValueError, match=r"^record_key: secret='runtime_nojar': the secret is set on the session"
+        ):
+            hx.record_key("id", algorithm="hmac-sha256", secret="runtime_nojar")
+        with pytest.raises(
+            ValueError, match=r"^dataset_fingerprint: .* is set on the session .* before the session"
+        ):
+            hx.dataset_fingerprint(frame, algorithm="lthash16", secret="runtime_nojar")
+    finally:
+        spark.conf.unset(runtime)
+    original = spark.conf.get(pii)
+    spark.conf.set(pii, original + "x")
+    try:
+        with pytest.raises(ValueError, match="the secret is changed on the session"):
+            hx.record_hash("id", algorithm="hmac-sha256", secret="pii", by_name=True)
+    finally:
+        spark.conf.set(pii, original)
+    with pytest.raises(ValueError, match="secret='absent_nojar': the secret is not set; set spark.hashexpr"):
+        hx.record_key("id", algorithm="hmac-sha256", secret="absent_nojar")
+    assert frame.select(hx.record_key("id", algorithm="hmac-sha256", secret="pii")).collect() == key
+    assert key == on(
+        "jar", lambda: frame.select(hx.record_key("id", algorithm="hmac-sha256", secret="pii")).collect()
+    )
 
 
 def test_the_engine_in_a_session_with_the_jar(spark, monkeypatch):

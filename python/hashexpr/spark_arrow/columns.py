@@ -106,24 +106,40 @@ def key_arguments(key: KeyOptions | None) -> tuple[str, bool, str | None, bool, 
 
 
 def secret_key(name: str, function: str) -> bytes:
-    """The HMAC key Spark's conf ``spark.hashexpr.secret.<name>`` holds, read in the driver."""
+    """The HMAC key Spark's conf ``spark.hashexpr.secret.<name>`` holds, read in the driver from the
+    application's configuration, as the jar reads it (docs/SECURITY.md): a key set or changed on the running
+    session is refused, since Spark writes session confs unredacted into the event log with every job."""
     spark = SparkSession.getActiveSession()
     conf = f"spark.hashexpr.secret.{name}"
-    value = spark.conf.get(conf, None) if spark is not None else None
-    if not value and spark is not None and type(spark).__module__.startswith("pyspark.sql.connect"):
-        # Spark Connect gives clients no conf whose name matches spark.redaction.regex ("secret"), even one
-        # the client set itself, so the key cannot reach the Arrow UDF from here.
+    how = (
+        f"set {conf} in the application's configuration before the session starts (--conf, spark-defaults.conf "
+        "or SparkSession.builder.config; on Spark Connect, the server's), and unset it on the session"
+    )
+    if spark is None:
+        raise ValueError(f"{function}: secret={name!r}: there is no active Spark session to read {conf} from")
+    session = spark.conf.get(conf, None)
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        if not session:
+            # Spark Connect gives clients no conf whose name matches spark.redaction.regex ("secret"), even one
+            # the client set itself, so the key cannot reach the Arrow UDF from here.
+            raise ValueError(
+                f"{function}: secret={name!r} names the Spark conf {conf}, which a Spark Connect server never "
+                "shows its clients, so without hashexpr's jar the key cannot be read: start the server with the "
+                "jar (docs/PYTHON.md), which reads the key where it is"
+            )
+        return session.encode("utf-8")
+    configured = spark.sparkContext.getConf().get(conf, None)
+    if configured is None and session is None:
+        raise ValueError(f"{function}: secret={name!r}: the secret is not set; {how}")
+    if configured is None or configured != session:
         raise ValueError(
-            f"{function}: secret={name!r} names the Spark conf {conf}, which a Spark Connect server never shows "
-            "its clients, so without hashexpr's jar the key cannot be read: start the server with the jar "
-            "(docs/PYTHON.md), which reads the key where it is"
+            f"{function}: secret={name!r}: the secret is {'set' if configured is None else 'changed'} on the "
+            "session (spark.conf.set or SET), which writes it unredacted into the event log with every job's "
+            f"properties; {how}"
         )
-    if not value:
-        raise ValueError(
-            f"{function}: secret={name!r} names the Spark conf {conf}, which this session does not set: set it "
-            f"(spark.conf.set({conf!r}, key)) before hashing"
-        )
-    return value.encode("utf-8")
+    if not configured:
+        raise ValueError(f"{function}: secret={name!r}: the secret is empty; {how}")
+    return configured.encode("utf-8")
 
 
 def hash_column(

@@ -7,14 +7,18 @@ hashed by :mod:`hashexpr.reference`, the format's pure-Python oracle, with the t
 the arguments (:mod:`hashexpr.spark_arrow.type_text`). The same bytes as the jar, at some 10,000 rows of ten
 columns a second a core: for volume, hash with :func:`~hashexpr.with_metadata` (``mapInArrow``) or load the jar.
 
-Two things a plain UDF cannot give exactly are refused, never hashed differently: a string holding U+FFFD (Spark
+What a plain UDF cannot be handed exactly is refused, never hashed differently: a string holding U+FFFD (Spark
 decodes strings for Python with U+FFFD in place of bytes that are not UTF-8, so the bytes it hashes are unknown),
-and the types the Arrow path refuses too (:func:`~hashexpr.spark_arrow.checks.refused_text`).
+maps keyed by floating-point numbers or timestamps (a ``dict`` makes one key of 0.0 and -0.0, or of two instants
+of one local wall time), struct field names holding ``<`` or ``>`` (which the type text cannot be read back
+with), values of another Python class than the type text says (user-defined types), and the types the Arrow
+path refuses too (:func:`~hashexpr.spark_arrow.checks.refused_text`).
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from hashexpr.spark_arrow.checks import refusal, refused_text, split_struct_text
-from hashexpr.spark_arrow.type_text import parse
+from hashexpr.spark_arrow.type_text import parse, parse_fields
 
 ROUTE = "hashexpr hashes row by row in Python UDFs (this PySpark has no Arrow UDFs)"
 #: Why the route refuses intervals and the types newer than the format.
@@ -70,9 +74,10 @@ def normalized(column: str, trim: bool, case: str | None, empty_as_null: bool) -
     from hashexpr.reference.keys import _normalise_key_string
 
     def normalize(value: Any, catalog: str) -> str | None:
-        dtype = parse(catalog) if refused_text(catalog, _LOST) is None else None
+        refused = refused_text(catalog, _LOST)
+        dtype = parse(catalog) if refused is None else None
         if not isinstance(dtype, T.StringType):
-            why = (
+            why = refused or (
                 "without the jar it normalises string key parts only (a part of another type is already what "
                 "record_key hashes: pass it as it is)"
             )
@@ -93,33 +98,97 @@ def argument_types(
     """The catalog text and Spark type of each field ``names`` of the struct whose ``typeof`` is ``catalog``,
     each checked hashable; an error names the function and the column (``labels`` maps a field to its name)."""
     shown = dict(labels)
-    texts = split_struct_text(catalog, names) if names else []
-    if texts is None:
+    if not names:
+        return []
+    texts = split_struct_text(catalog, names) or [catalog] * len(names)  # what errors show
+    types = parse_fields(catalog, names)
+    if types is None:
+        for name, text in zip(names, texts):
+            why = refused_text(text, _LOST)
+            if why is not None or parse(text) is None:
+                why = why or "hashexpr cannot read its type text (a field name with '<' or '>' is not read)"
+                raise refusal(function, shown.get(name, name), text, why, ROUTE)
         columns = ", ".join(shown.get(n, n) for n in names)
-        raise refusal(function, columns, catalog, "its type text does not split into the arguments", ROUTE)
+        raise refusal(function, columns, catalog, "its type text does not read back as the arguments", ROUTE)
     typed = []
-    for name, text in zip(names, texts):
-        why = refused_text(text, _LOST)
-        dtype = parse(text) if why is None else None
-        if dtype is None:
-            raise refusal(
-                function, shown.get(name, name), text, why or "hashexpr cannot read its type text", ROUTE
-            )
+    for name, text, dtype in zip(names, texts, types):
+        why = refused_text(dtype.simpleString(), _LOST) or _merged_keys(dtype)
+        if why is not None:
+            raise refusal(function, shown.get(name, name), text, why, ROUTE)
         typed.append((text, dtype))
     return typed
 
 
+def _merged_keys(dtype: T.DataType) -> str | None:
+    """Why a map in ``dtype`` cannot reach a Python UDF whole, or None. PySpark hands a map over as a ``dict``,
+    where keys Spark holds apart become one: 0.0 and -0.0, and the two instants of one local wall time."""
+    if isinstance(dtype, T.ArrayType):
+        return _merged_keys(dtype.elementType)
+    if isinstance(dtype, T.StructType):
+        return next(filter(None, (_merged_keys(f.dataType) for f in dtype.fields)), None)
+    if isinstance(dtype, T.MapType):
+        if _holds(dtype.keyType, (T.FloatType, T.DoubleType, T.TimestampType)):
+            return (
+                f"a map keyed by {dtype.keyType.simpleString()} reaches a Python UDF as a dict, which makes one "
+                "key of keys Spark holds apart (0.0 and -0.0, or two instants of one local wall time)"
+            )
+        return _merged_keys(dtype.keyType) or _merged_keys(dtype.valueType)
+    return None
+
+
+def _holds(dtype: T.DataType, kinds: tuple[type, ...]) -> bool:
+    if isinstance(dtype, kinds):
+        return True
+    if isinstance(dtype, T.ArrayType):
+        return _holds(dtype.elementType, kinds)
+    if isinstance(dtype, T.MapType):
+        return _holds(dtype.keyType, kinds) or _holds(dtype.valueType, kinds)
+    if isinstance(dtype, T.StructType):
+        return any(_holds(f.dataType, kinds) for f in dtype.fields)
+    return False
+
+
+#: The Python classes a plain UDF receives each type's values as (PySpark's ``fromInternal``, Pyrolite).
+_CLASSES: dict[type, tuple[type, ...]] = {
+    T.BooleanType: (bool,),
+    T.ByteType: (int,),
+    T.ShortType: (int,),
+    T.IntegerType: (int,),
+    T.LongType: (int,),
+    T.FloatType: (float,),
+    T.DoubleType: (float,),
+    T.DecimalType: (decimal.Decimal,),
+    T.StringType: (str,),
+    T.BinaryType: (bytearray, bytes),
+    T.DateType: (datetime.date,),
+    T.TimestampType: (datetime.datetime,),
+    T.TimestampNTZType: (datetime.datetime,),
+    T.ArrayType: (list,),
+    T.MapType: (dict,),
+    T.StructType: (T.Row,),
+}
+
+
 def plain(function: str, column: str, text: str, value: Any, dtype: T.DataType) -> Any:
-    """``value`` as a plain PySpark UDF receives it, in the form :mod:`hashexpr.reference` hashes as ``dtype``."""
+    """``value`` as a plain PySpark UDF receives it, in the form :mod:`hashexpr.reference` hashes as ``dtype``;
+    a value of another Python class than PySpark gives ``dtype`` is refused (a user-defined type's values arrive
+    as its Python class, and the type text can be misread)."""
     if value is None:
         return None
+    classes = _CLASSES.get(type(dtype), ())
+    wrong = not isinstance(value, classes) or (
+        isinstance(value, bool) != isinstance(dtype, T.BooleanType)
+        or (isinstance(value, datetime.datetime) and isinstance(dtype, T.DateType))
+    )
+    if wrong:
+        why = (
+            f"a value reached Python as {type(value).__name__}, not as the {dtype.simpleString()} Spark's type "
+            "text says (a user-defined type, or a type text that does not read back)"
+        )
+        raise refusal(function, column, text, why, ROUTE)
     if isinstance(dtype, T.StringType):
         if "\ufffd" in value:
-            why = (
-                "a value holds U+FFFD, which is what Spark hands Python UDFs for bytes that are not UTF-8, so the "
-                "bytes the jar hashes cannot be known here"
-            )
-            raise refusal(function, column, text, why, ROUTE)
+            raise _replaced(function, column, text)
         return value
     if isinstance(dtype, T.TimestampType):
         return _micros(value)
@@ -143,6 +212,16 @@ def plain(function: str, column: str, text: str, value: Any, dtype: T.DataType) 
             )
         return tuple(plain(function, column, text, v, f.dataType) for v, f in zip(value, dtype.fields))
     return value
+
+
+def _replaced(function: str, column: str, text: str) -> ValueError:
+    """The error of a string holding U+FFFD, which may stand for bytes that are not UTF-8."""
+    return ValueError(
+        f"{function}: column {column!r} of type {text}: a value holds U+FFFD, which is what Spark hands Python "
+        "UDFs in place of bytes that are not UTF-8, so the bytes the jar hashes cannot be known here. This Spark "
+        f"session has no hashexpr jar, so {ROUTE}: load the jar (docs/PYTHON.md), or add the hash with "
+        "hx.with_metadata, which hashes the bytes Spark holds (mapInArrow)"
+    )
 
 
 def _micros(value: datetime.datetime) -> int:

@@ -1,15 +1,17 @@
 """Spark's catalog text of a type (what ``typeof`` returns) read back as a PySpark type, without a JVM.
 
 A Python worker has no JVM to parse with, and a column function learns its arguments' types only from that text:
-``struct<id:bigint,tags:array<string>,amount:decimal(18,2)>``. Field names are not quoted in it, so a name may
-hold ``:``, ``,`` or ``<``; the reader backtracks over where a name can end, and the caller checks the names it
-read against the struct values that arrive (:mod:`hashexpr.spark_arrow.rows`).
+``struct<id:bigint,tags:array<string>,amount:decimal(18,2)>``. Field names are not quoted in it. A name holding
+``<`` or ``>`` could move where a struct ends, so no reading with one is taken: such a type is not read. A name
+may hold ``:`` and ``,``, which can only move names and types within one struct: the reader backtracks over where
+a name can end, and the caller checks the names it read against the struct values that arrive
+(:mod:`hashexpr.spark_arrow.rows`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from pyspark.sql import types as T
 
@@ -35,7 +37,7 @@ _WORD = re.compile(r"[a-z_]+")
 
 
 def parse(text: str) -> T.DataType | None:
-    """The type ``text`` names, or None where it names a type this reader does not know (or reads ambiguously).
+    """The type ``text`` names (its first reading), or None where it names a type this reader does not know.
 
     >>> parse("map<string,array<decimal(10,2)>>")
     MapType(StringType(), ArrayType(DecimalType(10,2), True), True)
@@ -47,6 +49,21 @@ def parse(text: str) -> T.DataType | None:
     for dtype, end in _types(text, 0):
         if end == len(text):
             return dtype
+    return None
+
+
+def parse_fields(text: str, names: Sequence[str]) -> list[T.DataType] | None:
+    """The field types of the struct type ``text``, read so that its fields are ``names``; None where no reading
+    has them.
+
+    >>> parse_fields("struct<a:int,b:int,c:string>", ["a", "b:int,c"])
+    [IntegerType(), StringType()]
+    """
+    if not text.startswith("struct<"):
+        return None
+    for dtype, end in _types(text, 0):
+        if end == len(text) and isinstance(dtype, T.StructType) and dtype.names == list(names):
+            return [field.dataType for field in dtype.fields]
     return None
 
 
@@ -98,10 +115,12 @@ def _structs(text: str, at: int) -> Iterator[tuple[T.DataType, int]]:
 
 def _fields(text: str, at: int) -> Iterator[tuple[list[T.StructField], int]]:
     """The fields from ``at`` to the struct's closing ``>`` (the position returned): a name ends at any ``:``
-    after which a type follows, then ``,`` and more fields, or the end."""
+    after which a type follows, then ``,`` and more fields, or the end; it holds no ``<`` or ``>``."""
     colon = text.find(":", at)
     while colon != -1:
         name = text[at:colon]
+        if "<" in name or ">" in name:
+            return
         for dtype, end in _types(text, colon + 1):
             field = T.StructField(name, dtype)
             if _close(text, end):
