@@ -971,6 +971,9 @@ def test_a_classic_session_without_the_jar(reports, the_jars_results, line):
     assert len(report["warnings"]) == 1, report["warnings"]
     assert "no hashexpr jar" in report["warnings"][0] and "HASHEXPR_ENGINE=arrow" in report["warnings"][0]
     assert ("row by row" in report["warnings"][0]) == (not arrow_udfs(line))
+    # SQL's unknown function is Spark's own error; the warning says where to go instead.
+    assert "SQL's record_hash and record_key need the jar" in report["warnings"][0]
+    assert "hashexpr.sql's spark dialect" in report["warnings"][0]
     assert report["refused"].startswith("dataset_fingerprint: column 'ival' of type interval day to second: ")
     got, expected = report["results"], the_jars_results
     assert got.keys() == expected.keys()

@@ -75,8 +75,10 @@ def engine(spark: SparkSession | None = None) -> Engine:
         _log.warning(
             "hashexpr: this Spark session has no hashexpr jar (no %s function), so hashexpr's Python API runs "
             "its Rust engine in Arrow UDFs: the same bytes, with every row sent to a Python worker and back "
-            "(make bench --only nojar measures the cost; docs/PYTHON.md).%s Set %s=arrow to silence this, or "
-            "load the jar for the faster path.",
+            "(make bench --only nojar measures the cost; docs/PYTHON.md).%s SQL's record_hash and record_key "
+            "need the jar: without it, call them from Python, or write SHA-256 keys in plain SQL with "
+            "hashexpr.sql's spark dialect (docs/SQL.md). Set %s=arrow to silence this, or load the jar for the "
+            "faster path.",
             PROBE,
             "" if _arrow_udfs() else _ROWS,
             ENGINE_VARIABLE,
