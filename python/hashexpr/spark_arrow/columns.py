@@ -40,12 +40,6 @@ def _require(function: str) -> Any:
     return F.arrow_udf
 
 
-def _pyspark() -> str:
-    import pyspark
-
-    return pyspark.__version__
-
-
 def _argument(c: Any) -> Column:
     if is_column(c):
         return c
@@ -120,8 +114,8 @@ def secret_key(name: str, function: str) -> bytes:
     session = spark.conf.get(conf, None)
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         if not session:
-            # Spark Connect gives clients no conf whose name matches spark.redaction.regex ("secret"), even one
-            # the client set itself, so the key cannot reach the Arrow UDF from here.
+            # A Spark Connect server since 4.0 gives clients no conf whose name matches spark.redaction.regex
+            # ("secret"), even one the client set itself, so the key cannot reach the Arrow UDF from here.
             raise ValueError(
                 f"{function}: secret={name!r} names the Spark conf {conf}, which a Spark Connect server never "
                 "shows its clients, so without hashexpr's jar the key cannot be read: start the server with the "
