@@ -199,7 +199,7 @@ def test_planted_changes_between_every_pair_of_systems(planted, old_system, new_
     assert found_rows(result) == planted["expected"]
     assert result.counts == {
         "inserted": 2, "deleted": 2, "updated": 10, "unchanged": ROWS - 2 - 10 - 1 + 1,
-        "duplicate_key": 3, "null_key": 2,
+        "duplicate_key": 3, "null_key": 2, "columns_only_in_source": 0, "columns_only_in_target": 0,
     }  # fmt: skip
     compared = [c.name for c in result.schema if c.role == "compared"]
     assert compared == COMPARED
@@ -276,6 +276,7 @@ def test_compound_text_keys_under_a_collation(postgres, tmp_path):
     )
     assert result.counts == {
         "inserted": 0, "deleted": 1, "updated": 0, "unchanged": 4, "duplicate_key": 3, "null_key": 0,
+        "columns_only_in_source": 0, "columns_only_in_target": 0,
     }  # fmt: skip
 
 

@@ -1,16 +1,21 @@
 """``hashexpr reconcile``: SOURCE and TARGET as PostgreSQL URLs, DuckDB files, Parquet paths and Spark tables; the
-summary, --json, --exit-code and --out; passwords from the URL, PGPASSWORD or a password file, never shown; one
-line for every error. The runs are in-process (cli_runner.run)."""
+summary with a sample of the differing rows, --json, --exit-code, --out in each format, --values, --exclude;
+passwords from the URL (written with any character), PGPASSWORD or a password file, never shown; one line for
+every error, with the exit status of its class. The runs are in-process (cli_runner.run), but for the progress
+of a running pass on a terminal, which needs a process of its own."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import duckdb
 import psycopg
+import psycopg.sql
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -52,6 +57,8 @@ def tables(postgres, tmp_path_factory):
         con.execute("CREATE TABLE orders AS SELECT * FROM lake")
     host, port = "127.0.0.1", postgres.port
     return {
+        "admin": postgres.dsn,
+        "port": port,
         "root": root,
         "url": f"postgresql://{postgres.user}@{host}:{port}/postgres?table=public.cli_orders",
         "login": f"postgresql://{ROLE}@{host}:{port}/postgres?table=cli_orders",
@@ -68,7 +75,14 @@ def test_postgres_against_duckdb_summary_and_exit_code(tables):
     assert lines["inserted"] == "1" and lines["deleted"] == "1" and lines["updated"] == "1"
     assert lines["unchanged"] == "98" and lines["duplicate_key"] == "0" and lines["null_key"] == "0"
     assert lines["source"].startswith("PostgreSQL table public.cli_orders (postgres@127.0.0.1:")
-    assert lines["passes"] == "source 1 scan(s), 2 queries; target 1 scan(s), 2 queries"
+    assert lines["passes"] == "source 1 scan, 2 queries; target 1 scan, 2 queries"
+    assert lines["compared"] == "2 columns: v, x"
+    # The differing rows follow the summary: change, key, changed columns.
+    sample = done.stdout[done.stdout.index("differing rows:") :].splitlines()
+    assert sample[0] == "differing rows: the first 3 of 3"
+    assert [line.split() for line in sample[1:]] == [
+        ["insert", "id=101"], ["delete", "id=7"], ["update", "id=3", "v"],
+    ]  # fmt: skip
     # Progress on stderr: the first pass and the rows fetched.
     assert re.search(
         r"^hashexpr: pass 1: 100 and 100 rows in [\d,]+ segments; \d+ differ", done.stderr, re.MULTILINE
@@ -80,13 +94,15 @@ def test_postgres_against_duckdb_summary_and_exit_code(tables):
 
 
 def test_json_and_out(tables, tmp_path):
-    out = tmp_path / "changes.parquet"
+    out = tmp_path / "changes"
     done = run_without_spark(
         "reconcile", tables["duckdb"], tables["parquet"], "--key", "ID", "--json", "--out", out, "--quiet"
     )
     report = json.loads(done.stdout)
     assert report["exit_status"] == 0 and report["counts"]["unchanged"] == 100 and report["differences"] == 0
     assert [c["name"] for c in report["schema"]] == ["id", "V", "x"]
+    assert report["sample"] == [] and report["schema_differences"] == []
+    assert report["output"] == {"path": str(out), "format": "parquet-directory", "rows": 0}
     written = pq.read_table(out)
     assert written.num_rows == 0 and written.schema.names == ["id", "change", "side", "changed_columns"]
     assert sorted(os.listdir(out)) == ["_SUCCESS", "part-00000.snappy.parquet"]
@@ -110,6 +126,7 @@ def test_json_and_out(tables, tmp_path):
     assert sorted((r["id"], r["change"], r["side"], r["changed_columns"]) for r in rows) == [
         (3, "update", "both", ["v"]), (7, "delete", "source", None), (101, "insert", "target", None),
     ]  # fmt: skip
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".")], "a staged output was left behind"
     onto_input = run_without_spark("reconcile", tables["url"], tables["parquet"], "--key", "id", "--out",
                                    tables["parquet"], "--mode", "overwrite")  # fmt: skip
     assert onto_input.returncode == 2 and "OUTPUT is INPUT" in onto_input.stderr
@@ -190,6 +207,7 @@ def test_a_spark_table(tables, spark):
     report = json.loads(done.stdout)
     assert report["counts"] == {
         "inserted": 1, "deleted": 1, "updated": 1, "unchanged": 98, "duplicate_key": 0, "null_key": 0,
+        "columns_only_in_source": 0, "columns_only_in_target": 0,
     }  # fmt: skip
     assert report["target"] == "spark:hx_reconcile_lake"
     missing = run(spark, "reconcile", tables["url"], "spark:no_such_table", "--key", "id")
@@ -208,3 +226,168 @@ def test_a_delta_directory_needs_delta_lake(tables, tmp_path):
     assert done.returncode == 2 and "is a Delta table, and Delta Lake is not available" in done.stderr, (
         done.stderr
     )
+
+
+SPECIAL = ["#", "?", "/", "@", ":", "%", " ", "&", "=", "'", '"', "\\", "+", "[", "Ü"]
+
+
+def _leaks(password: str, *texts: str) -> list[str]:
+    """The parts (three characters or more) of ``password`` that appear in ``texts``."""
+    parts = {password[i : i + 3] for i in range(len(password) - 2)}
+    return sorted(p for p in parts for text in texts if p in text)
+
+
+@pytest.mark.parametrize("character", SPECIAL)
+def test_no_output_holds_any_part_of_a_password_whatever_its_characters(tables, character):
+    """A password written into the URL as it is, with a character URLs reserve: read as written (the user
+    information runs to the last @), and no output, of a run that succeeds or fails, holds three characters of
+    it."""
+    password = f"Zq{character}Wk{character}Vy9"
+    with psycopg.connect(tables["admin"], autocommit=True) as conn:
+        conn.execute(
+            psycopg.sql.SQL("ALTER ROLE {} PASSWORD {}").format(psycopg.sql.Identifier(ROLE), psycopg.sql.Literal(password))
+        )
+    try:
+        url = f"postgresql://{ROLE}:{password}@127.0.0.1:{tables['port']}/postgres?table=cli_orders"
+        for args in ((), ("--json",)):
+            done = run_without_spark("reconcile", url, tables["parquet"], "--key", "id", "--values", *args)
+            assert done.returncode == 0, done.stderr
+            assert not _leaks(password, done.stdout, done.stderr)
+        assert ":***@127.0.0.1" in json.loads(done.stdout)["source"]
+        wrong = url.replace("Vy9", "Vy8")
+        failed = run_without_spark("reconcile", wrong, tables["parquet"], "--key", "id", "--json")
+        assert failed.returncode == 2 and "password authentication failed" in failed.stderr
+        assert not _leaks(password, failed.stdout, failed.stderr)
+        # The password as an option of the URL is never shown either.
+        option = f"postgresql://{ROLE}@127.0.0.1:{tables['port']}/postgres?table=nope&password={quote(password)}"
+        missing = run_without_spark("reconcile", option, tables["parquet"], "--key", "id")
+        assert missing.returncode == 2 and "does not exist" in missing.stderr
+        assert not _leaks(password, missing.stderr) and not _leaks(quote(password), missing.stderr)
+    finally:
+        with psycopg.connect(tables["admin"], autocommit=True) as conn:
+            conn.execute(
+                psycopg.sql.SQL("ALTER ROLE {} PASSWORD {}").format(psycopg.sql.Identifier(ROLE), psycopg.sql.Literal(PASSWORD))
+            )
+
+
+def test_out_by_suffix_with_values(tables, tmp_path):
+    """--out writes a Parquet file, CSV or JSON Lines by its suffix (a directory without one); --values adds the
+    changed rows' values on each side, to the summary's sample and to the output."""
+    outputs = {}
+    for name in ("d.parquet", "d.csv", "d.jsonl"):
+        done = run_without_spark("reconcile", tables["url"], tables["parquet"], "--key", "id", "--values", "--quiet",
+                                 "--out", tmp_path / name)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outputs[name] = tmp_path / name
+    assert "update         id=3  v: 'v3' -> 'changed'" in done.stdout
+    parquet = pq.read_table(outputs["d.parquet"]).to_pylist()
+    update = next(r for r in parquet if r["change"] == "update")
+    assert update["source"] == {"v": "v3", "x": 1.5} and update["target"] == {"v": "changed", "x": 1.5}
+    assert next(r for r in parquet if r["change"] == "insert")["source"] is None
+    csv = (tmp_path / "d.csv").read_text().splitlines()
+    assert csv[0] == '"id","change","side","changed_columns","source.v","source.x","target.v","target.x"'
+    assert '3,"update","both","[""v""]","v3",1.5,"changed",1.5' in csv
+    jsonl = [json.loads(line) for line in (tmp_path / "d.jsonl").read_text().splitlines()]
+    assert {r["change"] for r in jsonl} == {"insert", "delete", "update"}
+    assert next(r for r in jsonl if r["id"] == 3)["target"] == {"v": "changed", "x": 1.5}
+    for bad, message in (
+        (tmp_path / "no" / "such" / "d.parquet", "the directory .*no/such does not exist; create it first"),
+        (tmp_path / "d.txt", r"write .parquet, .csv or .jsonl"),
+    ):
+        done = run_without_spark("reconcile", tables["url"], tables["parquet"], "--key", "id", "--out", bad)
+        assert done.returncode == 2 and re.search(message, done.stderr), done.stderr
+    assert not (tmp_path / "no").exists()
+
+
+def test_limit_json_sample_and_a_copy_that_lost_columns(tables, tmp_path):
+    """--limit N rows in the summary and --json (key values typed); a copy without a column is a difference
+    (printed first, exit status 1), unless --exclude leaves the column out."""
+    done = run_without_spark("reconcile", tables["url"], tables["parquet"], "--key", "id", "--limit", "1", "--quiet")
+    assert "differing rows: the first 1 of 3; --out writes all 3" in done.stdout
+    report = json.loads(run_without_spark("reconcile", tables["url"], tables["parquet"], "--key", "id", "--json",
+                                          "--limit", "2", "--values").stdout)  # fmt: skip
+    assert report["sample"][0] == {
+        "change": "insert", "side": "target", "key": {"id": 101}, "changed_columns": None,
+        "source": None, "target": {"v": "new", "x": 0.0},
+    }  # fmt: skip
+    assert len(report["sample"]) == 2
+    lost = tmp_path / "lost.parquet"
+    pq.write_table(pq.read_table(tables["parquet"]).select(["id"]), lost)
+    done = run_without_spark("reconcile", tables["url"], lost, "--key", "id", "--exit-code", "--quiet")
+    assert done.returncode == 1
+    first = done.stdout.splitlines()[:2]
+    assert first == ["schema                  column 'v' (text) is only in the source",
+                     "schema                  column 'x' (double precision) is only in the source"]  # fmt: skip
+    report = json.loads(run_without_spark("reconcile", tables["url"], lost, "--key", "id", "--json").stdout)
+    assert report["schema_differences"] == [
+        {"column": "v", "only_in": "source", "type": "text"},
+        {"column": "x", "only_in": "source", "type": "double precision"},
+    ]
+    # Two rows (an insert and a delete: without the columns the update is no difference) and two columns.
+    assert report["counts"]["columns_only_in_source"] == 2 and report["differences"] == 4
+    excluded = run_without_spark("reconcile", tables["url"], lost, "--key", "id", "--exclude", "v,x", "--exit-code",
+                                 "--quiet")  # fmt: skip
+    assert excluded.returncode == 1, "the rows still differ"
+    keys_only = run_without_spark("reconcile", tables["url"], lost, "--key", "id", "--columns", "id", "--quiet")
+    assert re.search(r"^compared +no column besides the key: which keys exist", keys_only.stdout, re.MULTILINE)
+    both = run_without_spark("reconcile", tables["url"], lost, "--key", "id", "--columns", "v", "--exclude", "x")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+
+
+def test_each_class_of_failure_has_its_exit_status(tables):
+    """2: the input (a value no Spark type holds, named by column and key); 3: a system that failed while it
+    answered (PostgreSQL's own error, a pass over --statement-timeout), one line naming it, no Python names."""
+    with psycopg.connect(tables["admin"], autocommit=True) as conn:
+        conn.execute("CREATE OR REPLACE VIEW cli_nan AS SELECT id, CAST(CASE WHEN id = 5 THEN 'NaN' ELSE '1' END "
+                     "AS numeric(5,2)) AS n FROM cli_orders")  # fmt: skip
+        conn.execute("CREATE OR REPLACE VIEW cli_nan_copy AS SELECT * FROM cli_nan")
+        conn.execute("CREATE OR REPLACE VIEW cli_fails AS SELECT id, 1 / (id - 50) AS v FROM cli_orders")
+        conn.execute("CREATE OR REPLACE VIEW cli_fails_copy AS SELECT * FROM cli_fails")
+        conn.execute("CREATE OR REPLACE VIEW cli_slow AS SELECT id, CAST(pg_sleep(0.2) AS text) AS v FROM cli_orders")
+    url = tables["url"].replace("public.cli_orders", "{}")
+    lake = tables["parquet"]
+    nan = run_without_spark("reconcile", url.format("cli_nan"), url.format("cli_orders"), "--key", "id", "--columns", "id")
+    assert nan.returncode == 0
+    nan = run_without_spark("reconcile", url.format("cli_nan"), url.format("cli_nan_copy"), "--key", "id")
+    assert nan.returncode == 2 and "column 'n', key id=5: a numeric NaN" in nan.stderr, nan.stderr
+    failed = run_without_spark("reconcile", url.format("cli_fails"), lake, "--key", "id", "--columns", "id")
+    assert failed.returncode == 0
+    failed = run_without_spark("reconcile", url.format("cli_fails"), url.format("cli_fails_copy"), "--key", "id",
+                               "--quiet")  # fmt: skip
+    assert failed.returncode == 3 and failed.stderr.startswith("hashexpr: error: PostgreSQL: PostgreSQL table cli_fails")
+    assert "division by zero" in failed.stderr and "Error" not in failed.stderr and failed.stderr.count("\n") == 1
+    slow = run_without_spark("reconcile", url.format("cli_slow"), lake, "--key", "id", "--statement-timeout", "0.5")
+    assert slow.returncode == 3 and "statement timeout" in slow.stderr and "--statement-timeout 0.5" in slow.stderr
+
+
+def test_progress_of_a_running_pass_on_a_terminal(tables):
+    """On a terminal, a pass that runs for seconds reports what each side has done every 2 s; in a log, each
+    step once; --quiet, nothing."""
+    import pty
+    import subprocess
+
+    from cli_runner import ROOT, env
+
+    with psycopg.connect(tables["admin"], autocommit=True) as conn:
+        conn.execute("CREATE OR REPLACE VIEW cli_sleepy AS SELECT id, v, x, pg_sleep(CASE WHEN id = 1 THEN 5 ELSE 0 "
+                     "END) IS NULL AS z FROM cli_orders")  # fmt: skip
+    source = tables["url"].replace("public.cli_orders", "cli_sleepy")
+    args = [sys.executable, "-m", "hashexpr", "reconcile", source, tables["parquet"], "--key", "id", "--columns", "v"]
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=secondary, env=env(), cwd=ROOT)
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            data = os.read(primary, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        shown += data
+    process.wait(timeout=60)
+    os.close(primary)
+    text = shown.decode()
+    ticks = re.findall(r"hashexpr: pass 1: source query running \(about [\d,]+ rows\); target [\d,]+ rows read", text)
+    assert len(ticks) >= 2, text
+    assert process.returncode == 0

@@ -1,6 +1,6 @@
 """hashexpr.reconcile against a Spark Connect server: a DataFrame of a Connect session is a side like any other,
 hashed with the jar's functions on the server, or with the ``spark`` dialect's SQL (what a server without the jar
-runs). One server; the planted changes of tests/test_reconcile.py, which must all be found."""
+runs). One server; the planted changes of tests/test_reconcile.py, which must all be found, with their values."""
 
 from __future__ import annotations
 
@@ -28,9 +28,12 @@ def test_planted_changes_against_a_connect_dataframe(tmp_path):
         try:
             lake = remote.read.parquet(str(new_path))
             for engine in ("jar", "sql"):
-                result = rc.compare(rc.parquet(old_path), rc.spark(lake, engine=engine), key="id")
+                result = rc.compare(rc.parquet(old_path), rc.spark(lake, engine=engine), key="id", values=True)
                 check_truth(found_rows(result), truth)
                 assert result.counts["updated"] == len(truth["update"]), engine
+            # The values of the changed rows come back from the server too: the case-only change of key 22.
+            update = next(r for r in result.changes().to_pylist() if r["id"] == 22)
+            assert (update["source"]["name"], update["target"]["name"]) == ("abc", "Abc")
         finally:
             remote.stop()
             del remote

@@ -27,3 +27,12 @@ class SchemaMismatchError(ValueError):
     def __init__(self, problems: list[str], hint: str) -> None:
         super().__init__("the schemas of old and new differ: " + "; ".join(problems) + ". " + hint)
         self.problems = problems
+
+
+class SystemFailure(RuntimeError):
+    """A system failed while it answered a comparison (a query that failed for another reason than the data, a
+    lost connection, a pass over its statement timeout); the message names the system and the table."""
+
+    def __init__(self, message: str, system: str) -> None:
+        super().__init__(message)
+        self.system = system

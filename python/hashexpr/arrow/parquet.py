@@ -20,6 +20,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from hashexpr.arrow import spark_schema
+from hashexpr.arrow.int96 import REFUSAL as INT96_REFUSAL
+from hashexpr.arrow.int96 import outside as int96_outside
 from hashexpr.arrow.partitions import ARROW_TYPES, PartitionError, infer
 from hashexpr.arrow.plan import (
     ColumnPlan,
@@ -59,7 +61,11 @@ def plan_file(path: str, parquet: pq.ParquetFile | None = None, label: str | Non
         found = spark_schema.footer(reader.metadata.metadata)
         leaves = parquet_leaves(reader.schema, schema)
         plans = [plan_column(f, found, leaves.get(f.name), label or f"the file {path}") for f in schema]
-        return FilePlan(path, schema, plans, reader.metadata.num_rows, _int96(leaves))
+        int96 = _int96(leaves)
+        if parquet is None:
+            # A ParquetFile that was given comes read already; a path is read again to check its INT96 years.
+            _refuse_misread(plans, int96, path)
+        return FilePlan(path, schema, plans, reader.metadata.num_rows, int96)
     finally:
         if parquet is None:
             reader.close()
@@ -67,6 +73,15 @@ def plan_file(path: str, parquet: pq.ParquetFile | None = None, label: str | Non
 
 def _int96(leaves: dict[str, list[Leaf]]) -> set[str]:
     return {name for name, found in leaves.items() if any(leaf.int96 for leaf in found)}
+
+
+def _refuse_misread(plans: list[ColumnPlan], int96: set[str], path: str, filesystem: Any = None) -> None:
+    """Refuse the INT96 columns of the file at ``path`` that hold years pyarrow misreads (:mod:`.int96`)."""
+    wanted = [p.name for p in plans if p.name in int96 and p.refusal is None]
+    misread = int96_outside(path, wanted, filesystem) if wanted else set()
+    for plan in plans:
+        if plan.name in misread:
+            plan.refusal = INT96_REFUSAL
 
 
 def spark_order(path: str) -> bytes:
@@ -226,6 +241,7 @@ def _fragment_plan(fragment: Any, schema: pa.Schema) -> FilePlan:
     fields = [f for f in schema if f.name in own.names and f.name not in partitions]
     plans = [plan_column(f, found, leaves.get(f.name), f"the file {fragment.path}") for f in fields]
     int96 = {n for n in _int96(leaves) if n in schema.names}
+    _refuse_misread(plans, int96, fragment.path, fragment.filesystem)
     return FilePlan(
         fragment.path,
         pa.schema(fields, metadata=schema.metadata),
@@ -374,4 +390,6 @@ def _scanned(fragment: Any, schema: pa.Schema, function: str) -> FilePlan:
         )
         for f in schema
     ]
-    return FilePlan(fragment.path, schema, plans, metadata.num_rows, _int96(leaves))
+    int96 = _int96(leaves)
+    _refuse_misread(plans, int96, fragment.path, fragment.filesystem)
+    return FilePlan(fragment.path, schema, plans, metadata.num_rows, int96)

@@ -22,7 +22,7 @@ The engine hashes an Arrow type as the Spark type Spark gives the Parquet column
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -452,10 +452,13 @@ class Input:
 
         return cls(target, plans, adapted, rows)
 
-    def refuse(self, positions: Sequence[int] | None, function: str) -> None:
-        """Raise the ValueError of the first column at ``positions`` (every column for ``None``) that the engine
-        cannot hash as Spark reads it, naming ``function``, the column and why."""
+    def refuse(self, positions: Sequence[int] | None, function: str, allowed: Collection[int] = ()) -> None:
+        """Raise the ValueError of the first column at ``positions`` (every column for ``None``), other than
+        those ``allowed``, that the engine cannot hash as Spark reads it, naming ``function``, the column and
+        why."""
         for i in range(len(self.plans)) if positions is None else positions:
+            if i in allowed:
+                continue
             refusal = self.plans[i].refusal
             if refusal is not None:
                 raise ValueError(f"{function}: column {self.plans[i].name!r}: {refusal}")
@@ -466,10 +469,13 @@ class Input:
         chosen = set(range(len(self.plans)) if positions is None else positions)
         return pa.RecordBatchReader.from_batches(self.schema, _named(self._batches(chosen, None), function))
 
-    def columns(self, positions: Sequence[int], function: str) -> pa.RecordBatchReader:
+    def columns(
+        self, positions: Sequence[int], function: str, allowed: Collection[int] = ()
+    ) -> pa.RecordBatchReader:
         """The columns at ``positions`` alone, in that order, once (a Parquet path reads no other column),
-        without the schema's metadata: each column's type then says how it hashes. Refuses as :meth:`open`."""
-        self.refuse(positions, function)
+        without the schema's metadata: each column's type then says how it hashes. Refuses as :meth:`open`,
+        but for the columns ``allowed``, which come as read (a caller that converts them itself)."""
+        self.refuse(positions, function, allowed)
         positions = list(positions)
         schema = pa.schema([self.schema.field(i) for i in positions])
         batches = (

@@ -32,7 +32,7 @@ from hashexpr.cli.grammar import common_options
 from hashexpr.cli.outcome import EXIT_SPARK, EXIT_USAGE, Outcome
 from hashexpr.cli.report import error, print_json, print_summary
 from hashexpr.cli.session import PROG
-from hashexpr.errors import SchemaMismatchError
+from hashexpr.errors import SchemaMismatchError, SystemFailure
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -108,6 +108,8 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
         if outcome.summary:
             stream = sys.stderr if outcome.summary_to_stderr else sys.stdout
             print_summary([*outcome.summary, ("elapsed", f"{elapsed:.1f} s")], stream)
+            for line in outcome.after:
+                print(line, file=stream)
     if outcome.message:
         print(f"{PROG}: {outcome.message}", file=sys.stderr)
     return outcome.status
@@ -126,6 +128,9 @@ def _failure(exc: BaseException) -> tuple[int, str]:
         return cli_signals.EXIT_STATUS[signum], "terminated" if signum == signal.SIGTERM else "interrupted"
     if isinstance(exc, cli_session.SparkStartError):
         return EXIT_SPARK, str(exc)
+    if isinstance(exc, (SystemFailure, TimeoutError)):
+        # A database that failed while it answered: its message names it.
+        return EXIT_SPARK, _first_line(exc)
     if isinstance(exc, SchemaMismatchError):
         problems = "; ".join(exc.problems)
         return EXIT_USAGE, (

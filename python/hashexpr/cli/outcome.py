@@ -14,8 +14,10 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 #: Exit status: the arguments or the input are wrong (a missing file, an unknown column, malformed data).
 EXIT_USAGE = 2
-#: Exit status: Spark failed for another reason.
-EXIT_SPARK = 3
+#: Exit status: a system failed: Spark (it did not start, its JVM ended, a job failed), or a database a command
+#: reads (a query failed for another reason than the input, the connection was lost, a statement timed out).
+EXIT_SYSTEM = 3
+EXIT_SPARK = EXIT_SYSTEM
 #: Exit status: interrupted (Ctrl-C, SIGINT).
 EXIT_INTERRUPTED = 130
 #: Exit status: terminated (SIGTERM).
@@ -32,6 +34,8 @@ class Outcome:
     lines: list[str] = field(default_factory=list)
     #: ``label  value`` lines after the result.
     summary: list[tuple[str, str]] = field(default_factory=list)
+    #: Lines after the summary (on its stream): details such as a sample of the rows found.
+    after: list[str] = field(default_factory=list)
     #: Whether the summary goes to stderr, leaving stdout to the result lines.
     summary_to_stderr: bool = False
     #: A one-line message for stderr (a mismatch, differences found).

@@ -169,7 +169,18 @@ def write_staged(target: str, mode: str, write_into: Callable[[str], None]) -> N
     finally:
         # After an interrupt Spark's tasks can still be writing here, so the path stays listed for
         # discard_unfinished(), which runs again once Spark has stopped.
-        shutil.rmtree(staging, ignore_errors=True)
+        _remove(staging)
+
+
+def _remove(path: str) -> None:
+    """Remove a staged output, a directory or a file, if it is there."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
 
 
 #: Hidden siblings being written by this process.
@@ -181,7 +192,7 @@ def discard_unfinished() -> None:
     for staging in list(_unfinished):
         # A task that was still finishing can add a file while the tree is removed: try again.
         for _ in range(20):
-            shutil.rmtree(staging, ignore_errors=True)
+            _remove(staging)
             if not os.path.lexists(staging):
                 break
             time.sleep(0.1)
@@ -235,7 +246,7 @@ def _remove_stale_siblings(target: str) -> None:
             # Killed between the two renames: the previous output is the only one; put it back.
             os.rename(stale, target)
         else:
-            shutil.rmtree(stale, ignore_errors=True)
+            _remove(stale)
 
 
 def _alive(pid: int) -> bool:

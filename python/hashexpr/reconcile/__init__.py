@@ -7,11 +7,15 @@
 >>> _ = con.execute("INSERT INTO orders VALUES (1, 1.50), (2, 2.00), (3, 3.00)")
 >>> amounts = pa.array([decimal.Decimal(v) for v in ("1.5000", "2.5000", "4.0000")], pa.decimal128(12, 4))
 >>> lake = pa.table({"id": pa.array([1, 2, 4], pa.int64()), "amount": amounts})
->>> res = rc.compare(rc.duckdb(con, "orders"), rc.arrow(lake), key="id")
->>> res.counts
-{'inserted': 1, 'deleted': 1, 'updated': 1, 'unchanged': 1, 'duplicate_key': 0, 'null_key': 0}
->>> res.changes().to_pylist()[2]
-{'id': 2, 'change': 'update', 'side': 'both', 'changed_columns': ['amount']}
+>>> res = rc.compare(rc.duckdb(con, "orders"), rc.arrow(lake), key="id", values=True)
+>>> res.counts                                                    # doctest: +NORMALIZE_WHITESPACE
+{'inserted': 1, 'deleted': 1, 'updated': 1, 'unchanged': 1, 'duplicate_key': 0, 'null_key': 0,
+ 'columns_only_in_source': 0, 'columns_only_in_target': 0}
+>>> update = res.changes().to_pylist()[2]
+>>> update["id"], update["change"], update["changed_columns"]
+(2, 'update', ['amount'])
+>>> update["source"], update["target"]
+({'amount': Decimal('2.00')}, {'amount': Decimal('2.5000')})
 
 Each system computes the SHA-256 key hash and row hash of format v1 (docs/FORMAT.md) of its own rows: PostgreSQL
 with hashexpr.sql's SQL, DuckDB, Parquet and Arrow data with the Rust engine, Spark with the jar (or hashexpr.sql's
@@ -27,7 +31,7 @@ from typing import Any
 from hashexpr.reconcile.arrow import ArrowDataSource, ParquetSource
 from hashexpr.reconcile.duckdb import DuckDBSource
 from hashexpr.reconcile.postgres import PostgresSource
-from hashexpr.reconcile.protocol import run
+from hashexpr.reconcile.protocol import Request, run
 from hashexpr.reconcile.result import Result
 from hashexpr.reconcile.sources import Source
 from hashexpr.reconcile.spark import SparkSource
@@ -112,6 +116,8 @@ def compare(
     key: str | Sequence[str],
     columns: Sequence[str] | None = None,
     *,
+    exclude: Sequence[str] | None = None,
+    values: bool = False,
     statement_timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Result:
@@ -126,8 +132,15 @@ def compare(
         The key column(s), on both sides, of any type the format covers (names matched as Spark matches them:
         exactly, else the one name equal ignoring case).
     columns : sequence of str, optional
-        The columns to compare. Default: every non-key column of the source that the target has (the others are
-        left out, and ``Result.schema`` says so).
+        The columns to compare; the others are left out. Default: every non-key column: the columns of the
+        source are paired with the target's by name, exactly first, then ignoring case where that pairs one
+        column with one; a column only one side has is a difference of the schemas (``counts``,
+        ``Result.schema_differences``). Naming only key columns compares which keys exist.
+    exclude : sequence of str, optional
+        Columns to leave out (of either side), comparing every other column as with ``columns=None``.
+    values : bool
+        Fetch the compared columns' values of the differing rows too: ``changes()`` then has the structs
+        ``source`` and ``target`` (as :func:`hashexpr.diff` with ``include_values=True``).
     statement_timeout : float, optional
         Seconds any one pass of a system may take before it is cancelled (a ``TimeoutError``).
     progress : callable, optional
@@ -142,10 +155,15 @@ def compare(
     Raises
     ------
     ValueError
-        A missing table or key column, or a column whose type cannot be compared exactly (naming the column,
-        its type and the system, and what to do).
+        A missing table or key column, a column whose type cannot be compared exactly (naming the column, its
+        type and the system, and what to do), or a value no Spark type holds (a numeric NaN, naming the column
+        and a key).
     ConnectionError
         A system that cannot be reached.
+    TimeoutError
+        A pass over ``statement_timeout``.
+    hashexpr.errors.SystemFailure
+        A system that failed while it answered (a query that failed for another reason, a lost connection).
 
     Notes
     -----
@@ -165,4 +183,5 @@ def compare(
         raise ValueError(
             f"compare: statement_timeout must be a positive number of seconds, got {statement_timeout!r}"
         )
-    return run(source, target, key, columns, statement_timeout, progress)
+    request = Request(key, columns, exclude, values, statement_timeout)
+    return run(source, target, request, progress)

@@ -15,15 +15,19 @@ rows over as Arrow within the process.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.sql.types import NullType, StringType
 
 from hashexpr.arrow import record_hash, record_key, spark_types
+from hashexpr.arrow.plain import plain, plain_batch, plain_type
 from hashexpr.arrow.plan import Input
+from hashexpr.arrow.uuids import is_uuid, uuid_text
 from hashexpr.reconcile import texts
 from hashexpr.reconcile.catalog import SideColumn
 from hashexpr.reconcile.columns import SidePlan
@@ -37,6 +41,7 @@ from hashexpr.reconcile.sources import (
     Source,
     empty_fetch,
     key_column,
+    value_column,
 )
 from hashexpr.sql.types import parse_type
 
@@ -74,6 +79,7 @@ class ArrowEngine(Source):
         self._prefix: np.ndarray | None = None
         self._null: np.ndarray | None = None
         self._kinds: list[str] | None = None
+        self._done, self._began = 0, time.perf_counter()
 
     def _batches(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
         """The rows, with these columns (exact names), batch by batch."""
@@ -131,10 +137,17 @@ class ArrowEngine(Source):
 
     def _read(self, plan: SidePlan, columns: Sequence[str]) -> Iterator[tuple[int, pa.RecordBatch]]:
         self._check_unchanged()
+        self._done, self._began = 0, time.perf_counter()
         start = 0
         for batch in self._batches(columns):
             yield start, batch
             start += batch.num_rows
+            self._done = start
+
+    def progress(self) -> str | None:
+        done, seconds = self._done, time.perf_counter() - self._began
+        rate = f", {done / seconds:,.0f} rows/s" if seconds > 0 and done else ""
+        return f"{done:,} rows read{rate}"
 
     def _aggregate(self, plan: SidePlan, bits: int, within: tuple[int, np.ndarray] | None) -> Aggregates:
         names = _unique([n for n, _ in plan.key] + [n for n, _ in plan.hashed])
@@ -180,7 +193,7 @@ class ArrowEngine(Source):
             self._null = np.concatenate(nulls) if nulls else np.zeros(0, bool)
         return total.result()
 
-    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
+    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray, values: bool) -> pa.Table:
         key_names = [n for n, _ in plan.key]
         compared = [n for n, _ in plan.compared]
         names = _unique(key_names + [n for n, _ in plan.hashed])
@@ -202,16 +215,20 @@ class ArrowEngine(Source):
             else:
                 column_hashes = np.zeros((rows.num_rows, 0), np.uint8)
             columns = {
-                key_column(i): rows.column(rows.schema.get_field_index(n)) for i, n in enumerate(key_names)
+                key_column(i): plain(rows.column(rows.schema.get_field_index(n))) for i, n in enumerate(key_names)
             }
             columns[KEY_HASH] = keys.cast(pa.binary())
             columns[ROW_HASH] = row_hashes.cast(pa.binary())
             columns[COLUMN_HASHES] = _binary(column_hashes)
             columns[NULL_KEY] = pa.array(null[mask])
+            if values:
+                for i, n in enumerate(compared):
+                    columns[value_column(i)] = plain(rows.column(rows.schema.get_field_index(n)))
             parts.append(pa.table(columns))
         if not parts:
             schema = self._schema()
-            return empty_fetch([schema.field(n).type for n in key_names])
+            value_types = [plain_type(schema.field(n).type) for n in compared] if values else None
+            return empty_fetch([plain_type(schema.field(n).type) for n in key_names], value_types)
         table = pa.concat_tables(parts)
         self.stats.result_bytes += table.nbytes
         return table
@@ -224,13 +241,12 @@ class ArrowEngine(Source):
 
 
 def _filter(batch: pa.RecordBatch, mask: np.ndarray) -> pa.RecordBatch:
-    """The rows of ``mask``; a view type that pyarrow cannot filter (Polars' strings) as its plain large type."""
+    """The rows of ``mask``; view types, which pyarrow cannot filter at every depth (Polars' strings), as their
+    plain large types (the engine hashes both alike)."""
     try:
         return batch.filter(pa.array(mask))
     except pa.ArrowNotImplementedError:
-        plain = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
-        columns = [c.cast(plain[c.type]) if c.type in plain else c for c in batch.columns]
-        return pa.RecordBatch.from_arrays(columns, names=batch.schema.names).filter(pa.array(mask))
+        return plain_batch(batch).filter(pa.array(mask))
 
 
 def _unique(names: Sequence[str]) -> list[str]:
@@ -243,6 +259,12 @@ def arrow_columns(schema: pa.Schema) -> list[SideColumn]:
 
 
 def _arrow_column(name: str, t: pa.DataType, shown: str) -> SideColumn:
+    if pa.types.is_null(t):
+        # A column without a value (pyarrow infers type null for one): NULLs of any type hash alike.
+        return SideColumn(name, shown, NullType())
+    if is_uuid(t):
+        # Compared by its canonical text, as PostgreSQL's and DuckDB's UUIDs are (InputSource reads it so).
+        return SideColumn(name, shown, StringType())
     try:
         ((_, spark),) = spark_types(pa.schema([pa.field(name, t)]))
     except ValueError as why:
@@ -256,7 +278,7 @@ def input_columns(found: Input) -> list[SideColumn]:
     engine cannot hash it as Spark does (:mod:`hashexpr.arrow.plan`)."""
     columns = []
     for field, plan in zip(found.schema, found.plans):
-        if plan.refusal is not None:
+        if plan.refusal is not None and not is_uuid(field.type):
             columns.append(SideColumn(plan.name, str(plan.source), None, plan.refusal))
         else:
             columns.append(_arrow_column(plan.name, field.type, str(plan.source)))
@@ -274,16 +296,31 @@ class InputSource(ArrowEngine):
         self._found: Input | None = None
 
     def _schema(self) -> pa.Schema:
-        return self._found.schema
+        schema = self._found.schema
+        for i in self._uuids():
+            schema = schema.set(i, schema.field(i).with_type(pa.string()))
+        return schema
+
+    def _uuids(self) -> set[int]:
+        """The positions of the UUID columns, which are read as their text."""
+        return {i for i, f in enumerate(self._found.schema) if is_uuid(f.type)}
 
     def columns(self) -> list[SideColumn]:
         return input_columns(self._found)
 
     def _batches(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
         positions = [self._found.schema.get_field_index(name) for name in columns]
-        for batch in self._found.columns(positions, FUNCTION):
+        for batch in self._found.columns(positions, FUNCTION, allowed=self._uuids()):
             # The engine hashes a column by its type once the schema's metadata is gone (Input.columns).
-            yield from _rechunk(batch)
+            yield from _rechunk(_uuids_as_text(batch))
+
+
+def _uuids_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with each UUID column as its canonical text."""
+    if not any(is_uuid(t) for t in batch.schema.types):
+        return batch
+    columns = [uuid_text(c) if is_uuid(c.type) else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def _rechunk(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
@@ -386,8 +423,11 @@ class ArrowDataSource(InputSource):
     def _open(self, statement_timeout: float | None) -> None:
         if not self._rereadable and self._table is None:
             # The comparison reads the rows more than once: the columns the engine can hash, as it hashes them.
-            positions = [i for i, p in enumerate(self._found.plans) if p.refusal is None]
-            self._table = self._found.columns(positions, FUNCTION).read_all()
+            uuids = self._uuids()
+            positions = [i for i, p in enumerate(self._found.plans) if p.refusal is None or i in uuids]
+            batches = self._found.columns(positions, FUNCTION, allowed=uuids)
+            schema = pa.schema([f.with_type(pa.string()) if is_uuid(f.type) else f for f in batches.schema])
+            self._table = pa.Table.from_batches([_uuids_as_text(b) for b in batches], schema=schema)
 
     def row_estimate(self) -> int:
         if self._table is not None:

@@ -32,10 +32,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from hashexpr.sql.postgres import UnconstrainedNumeric
+
 #: What to do about a type without a counterpart.
-CAST_IT = (
-    "cast it in a view (to text, or to a type in docs/SQL.md's table), or leave the column out with columns="
-)
+CAST_IT = "cast it in a view (to text, or to a type in docs/SQL.md's table)"
 
 
 class Refused(ValueError):
@@ -72,12 +72,11 @@ _POSTGRES_ATOMIC: dict[str, DataType] = {
     "timestamp": TimestampNTZType(),
 }
 
+#: Types compared as the text PostgreSQL prints for them (docs/RECONCILE.md): a uuid's canonical lower-case
+#: form, a json's text as stored, a jsonb's normal form.
+_POSTGRES_TEXT = {"uuid", "json", "jsonb"}
+
 _POSTGRES_WHY = {
-    "bpchar": "a blank-padded character(n) is padded or not depending on how it is read; cast it to text or "
-    "varchar in a view",
-    "uuid": "Spark has no UUID type (a JDBC read gives its text); cast it to text in a view",
-    "json": "JSON text is compared as text only once its form is fixed; cast it to text in a view",
-    "jsonb": "jsonb has no Spark type; cast it to text in a view",
     "interval": "intervals have no type that every system reads alike",
     "time": "TIME has no Spark type",
     "timetz": "TIME has no Spark type",
@@ -100,32 +99,46 @@ class PostgresType:
 
 
 def postgres_spark_type(
-    type_of: Callable[[int], PostgresType], oid: int, typmod: int, shown: str
+    type_of: Callable[[int], PostgresType], oid: int, typmod: int, shown: str, nested: bool = False
 ) -> DataType:
     """The Spark type of a PostgreSQL type (``type_of`` reads ``pg_type``); :class:`Refused` when none fits.
 
-    ``shown`` is the type as ``format_type`` writes it, for messages.
+    ``shown`` is the type as ``format_type`` writes it, for messages; ``nested``: the type of an array's
+    elements or a composite's field, which :func:`postgres_projection` cannot reach.
     """
     t = type_of(oid)
     if t.kind == "d":
-        return postgres_spark_type(type_of, t.base, t.base_typmod, shown)
+        return postgres_spark_type(type_of, t.base, t.base_typmod, shown, nested)
     if t.kind == "e":
         return StringType()
     if t.category == "A" and t.element:
-        return ArrayType(postgres_spark_type(type_of, t.element, typmod, shown), True)
+        return ArrayType(postgres_spark_type(type_of, t.element, typmod, shown, True), True)
     if t.kind == "c":
         return StructType(
-            [StructField(n, postgres_spark_type(type_of, o, m, shown), True) for n, o, m in t.fields]
+            [StructField(n, postgres_spark_type(type_of, o, m, shown, True), True) for n, o, m in t.fields]
         )
     if t.name in _POSTGRES_ATOMIC:
         return _POSTGRES_ATOMIC[t.name]
+    if t.name in _POSTGRES_TEXT:
+        return StringType()
+    if t.name == "bpchar":
+        if nested:
+            raise Refused(
+                "a character(n) inside an array or a composite type loses its padding when it is read; cast "
+                "it to text in a view"
+            )
+        # Spark's CHAR(n): the value padded with blanks to n characters, as the server stores and prints it.
+        return StringType()
     if t.name == "numeric":
         # typmod = ((precision << 16) | (scale & 0x7ff)) + 4; -1 when unconstrained.
         if typmod < 4:
-            raise Refused(
-                "an unconstrained numeric holds any number of digits, which no Spark decimal does; declare "
-                "numeric(p,s) with p <= 38, or cast it in a view"
-            )
+            if nested:
+                raise Refused(
+                    "a numeric without a declared scale inside an array or a composite type has no Spark "
+                    "decimal type; declare numeric(p,s) with p <= 38, or cast it in a view"
+                )
+            # Compared by value: each value's own digits and scale (format v1 normalises the scale).
+            return UnconstrainedNumeric()
         precision, scale = (typmod - 4) >> 16, (typmod - 4) & 0x7FF
         if scale >= 0x400:
             scale -= 0x800
@@ -134,6 +147,23 @@ def postgres_spark_type(
         return DecimalType(precision, scale)
     why = _POSTGRES_WHY.get(t.name, f"it has no Spark type whose hash the other systems reproduce; {CAST_IT}")
     raise Refused(why)
+
+
+def postgres_projection(type_of: Callable[[int], PostgresType], oid: int) -> str | None:
+    """How a column of this type is read for hashing (``{}`` stands for the column), where its value is not
+    read as it is: a character(n) with its padding, a uuid, json or jsonb as its text."""
+    t = type_of(oid)
+    while t.kind == "d":
+        t = type_of(t.base)
+    if t.kind == "c" or (t.category == "A" and t.element):
+        return None
+    if t.name == "bpchar":
+        # A cast to text drops the padding; the type's output function, which concat calls, keeps it. concat
+        # gives '' for NULL, which is kept NULL.
+        return "(CASE WHEN {0} IS NULL THEN NULL ELSE concat({0}) END)"
+    if t.name in _POSTGRES_TEXT:
+        return "CAST({0} AS text)"
+    return None
 
 
 # --- DuckDB -------------------------------------------------------------------------------------------------
@@ -159,13 +189,14 @@ _DUCKDB_ATOMIC: dict[str, DataType] = {
     "timestamp_ms": TimestampNTZType(),
     "timestamp with time zone": TimestampType(),
     "enum": StringType(),
+    # Compared by its canonical lower-case text, as PostgreSQL's uuid (docs/RECONCILE.md).
+    "uuid": StringType(),
 }
 
 _DUCKDB_WHY = {
     "hugeint": "a HUGEINT has up to 39 digits, which no Spark type holds; cast it to DECIMAL(38,0) in a view",
     "uhugeint": "a UHUGEINT has up to 39 digits, which no Spark type holds; cast it to DECIMAL(38,0) in a view",
     "timestamp_ns": "Spark keeps microseconds; cast it to TIMESTAMP in a view where the nanoseconds are zero",
-    "uuid": "Spark has no UUID type; cast it to VARCHAR in a view",
     "interval": "intervals have no type that every system reads alike",
     "time": "TIME has no Spark type",
     "time with time zone": "TIME has no Spark type",

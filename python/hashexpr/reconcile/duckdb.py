@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hashexpr.errors import SystemFailure
 from hashexpr.reconcile.arrow import BATCH_ROWS, ArrowEngine, arrow_columns
 from hashexpr.reconcile.catalog import Refused, SideColumn, duckdb_spark_type
 from hashexpr.reconcile.sources import table_sql
@@ -44,6 +45,8 @@ class DuckDBSource(ArrowEngine):
         self._cursor: Any = None
         self._timeout: float | None = None
         self._columns: list[SideColumn] | None = None
+        # Columns read through a cast: UUIDs (at the top or in a list) as their canonical text.
+        self._casts: dict[str, str] = {}
 
     @property
     def label(self) -> str:
@@ -100,6 +103,8 @@ class DuckDBSource(ArrowEngine):
         columns = []
         for name, t in zip(names, types):
             shown = str(t)
+            if t.id == "uuid" or (t.id in ("list", "array") and dict(t.children)["child"].id == "uuid"):
+                self._casts[name] = "VARCHAR" if t.id == "uuid" else "VARCHAR[]"
             try:
                 dtype = duckdb_spark_type(t)
             except Refused as why:
@@ -125,7 +130,12 @@ class DuckDBSource(ArrowEngine):
     def _batches(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
         import duckdb
 
-        selected = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        def quoted(name: str) -> str:
+            return '"' + name.replace('"', '""') + '"'
+
+        selected = ", ".join(
+            f"CAST({quoted(c)} AS {self._casts[c]}) AS {quoted(c)}" if c in self._casts else quoted(c) for c in columns
+        )
         timer = threading.Timer(self._timeout, self.cancel) if self._timeout else None
         if timer is not None:
             timer.start()
@@ -134,8 +144,10 @@ class DuckDBSource(ArrowEngine):
             yield from reader
         except duckdb.InterruptException:
             raise TimeoutError(
-                f"duckdb: {self.label}: the pass took longer than the statement timeout"
+                f"DuckDB: {self.label}: the pass took longer than the statement timeout"
             ) from None
+        except duckdb.Error as error:
+            raise SystemFailure(f"DuckDB: {self.label}: {str(error).splitlines()[0]}", self.system) from None
         finally:
             if timer is not None:
                 timer.cancel()

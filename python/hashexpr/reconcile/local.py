@@ -1,10 +1,11 @@
 """The rows of the differing segments, compared here: by key hash, as :func:`hashexpr.diff.diff` compares them.
 
-Each side's fetched rows carry their key values, key hash, row hash and compared columns' hashes. Rows match
-when their key hashes are equal (their keys' encodings are); a key with one row on each side is unchanged or an
-update (its changed columns are those whose hashes differ), one row on one side is an insert or a delete, and a
-key with more rows on a side is unchanged when both sides hold the same rows (as a multiset), else every row of
-it, on both sides, is a ``duplicate_key``. A row with a NULL key column is a ``null_key`` and is not compared.
+Each side's fetched rows carry their key values, key hash, row hash and compared columns' hashes (and, when
+asked for, the compared columns' values). Rows match when their key hashes are equal (their keys' encodings
+are); a key with one row on each side is unchanged or an update (its changed columns are those whose hashes
+differ), one row on one side is an insert or a delete, and a key with more rows on a side is unchanged when both
+sides hold the same rows (as a multiset), else every row of it, on both sides, is a ``duplicate_key``. A row with
+a NULL key column is a ``null_key`` and is not compared.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hashexpr.arrow.plain import plain, plain_batch
 from hashexpr.reconcile.sources import (
     COLUMN_HASH_BYTES,
     COLUMN_HASHES,
@@ -22,20 +24,34 @@ from hashexpr.reconcile.sources import (
     NULL_KEY,
     ROW_HASH,
     key_column,
+    value_column,
 )
 
 #: The change types in the order the changes are listed.
 CHANGES = ("insert", "delete", "update", "duplicate_key", "null_key")
 
+#: The names of the value structs of :func:`changes_table`, one per side.
+SOURCE_VALUES, TARGET_VALUES = "source", "target"
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A reported row: the row of ``side`` (0 source, 1 target) at ``index``, and for an update the source's row
+    ``other`` that it pairs with."""
+
+    side: int
+    index: int
+    change: str
+    label: str
+    changed: list[str] | None = None
+    other: int | None = None
+
 
 @dataclass
 class Found:
-    """What the local comparison found: per side, the rows reported (their index, change, side label and changed
-    columns), and the counts."""
+    """What the local comparison found: the rows reported, and the counts."""
 
-    rows: tuple[
-        list[tuple[int, str, str, list[str] | None]], list[tuple[int, str, str, list[str] | None]]
-    ] = field(default_factory=lambda: ([], []))
+    rows: list[Reported] = field(default_factory=list)
     counts: dict[str, int] = field(
         default_factory=lambda: {
             "inserted": 0,
@@ -69,7 +85,7 @@ def compare_rows(source: pa.Table, target: pa.Table, compared: Sequence[str]) ->
     for s, (keys, _, _, nulls) in enumerate(columns):
         for i, (k, null) in enumerate(zip(keys, nulls)):
             if null:
-                found.rows[s].append((i, "null_key", labels[s], None))
+                found.rows.append(Reported(s, i, "null_key", labels[s]))
                 found.counts["null_key"] += 1
                 continue
             by_key.setdefault(k, ([], []))[s].append(i)
@@ -82,35 +98,49 @@ def compare_rows(source: pa.Table, target: pa.Table, compared: Sequence[str]) ->
                     found.counts["unchanged"] += 1
                 else:
                     changed = _changed(columns[0][2][a[0]], columns[1][2][b[0]], compared)
-                    found.rows[1].append((b[0], "update", "both", changed))
+                    found.rows.append(Reported(1, b[0], "update", "both", changed, a[0]))
                     found.counts["updated"] += 1
             elif a:
-                found.rows[0].append((a[0], "delete", "source", None))
+                found.rows.append(Reported(0, a[0], "delete", "source"))
                 found.counts["deleted"] += 1
             else:
-                found.rows[1].append((b[0], "insert", "target", None))
+                found.rows.append(Reported(1, b[0], "insert", "target"))
                 found.counts["inserted"] += 1
         elif sorted(hashes_a) == sorted(hashes_b):
             found.counts["unchanged"] += len(a)
         else:
             for s, indices in enumerate((a, b)):
                 for i in indices:
-                    found.rows[s].append((i, "duplicate_key", labels[s], None))
+                    found.rows.append(Reported(s, i, "duplicate_key", labels[s]))
                     found.counts["duplicate_key"] += 1
     return found
 
 
-def changes_table(source: pa.Table, target: pa.Table, found: Found, key_names: Sequence[str]) -> pa.Table:
+def changes_table(
+    source: pa.Table,
+    target: pa.Table,
+    found: Found,
+    key_names: Sequence[str],
+    compared: Sequence[str] | None = None,
+) -> pa.Table:
     """The reported rows: the key columns (named ``key_names``), ``change``, ``side`` and ``changed_columns``,
-    ordered by change type, then key hash."""
+    ordered by change type, then key hash; with ``compared`` (when the fetched rows hold the values), the structs
+    ``source`` and ``target`` of the compared columns' values on each side (NULL for a side the row is not on)."""
+    tables = (plain_batch(source), plain_batch(target))
     parts = []
-    for table, rows in zip((source, target), found.rows):
-        indices = pa.array([r[0] for r in rows], pa.int64())
-        taken = table.take(indices)
+    for s, table in enumerate(tables):
+        rows = [r for r in found.rows if r.side == s]
+        taken = table.take(pa.array([r.index for r in rows], pa.int64()))
         columns = {name: taken.column(key_column(i)) for i, name in enumerate(key_names)}
-        columns["change"] = pa.array([r[1] for r in rows], pa.string())
-        columns["side"] = pa.array([r[2] for r in rows], pa.string())
-        columns["changed_columns"] = pa.array([r[3] for r in rows], pa.list_(pa.string()))
+        columns["change"] = pa.array([r.change for r in rows], pa.string())
+        columns["side"] = pa.array([r.label for r in rows], pa.string())
+        columns["changed_columns"] = pa.array([r.changed for r in rows], pa.list_(pa.string()))
+        if compared is not None:
+            own = [r.index for r in rows]
+            other = [r.other for r in rows]
+            source_rows, target_rows = (own, [None] * len(rows)) if s == 0 else (other, own)
+            columns[SOURCE_VALUES] = _values(tables[0], source_rows, compared)
+            columns[TARGET_VALUES] = _values(tables[1], target_rows, compared)
         columns["hx_order"] = taken.column(KEY_HASH)
         parts.append(pa.table(columns))
     table = _concat(parts, key_names)
@@ -118,6 +148,16 @@ def changes_table(source: pa.Table, target: pa.Table, found: Found, key_names: S
     table = table.append_column("hx_rank", rank)
     table = table.sort_by([("hx_rank", "ascending"), ("hx_order", "ascending")])
     return table.drop_columns(["hx_rank", "hx_order"])
+
+
+def _values(table: pa.Table, rows: list[int | None], compared: Sequence[str]) -> pa.Array:
+    """The struct of the compared columns' values of ``table``'s rows (NULL where a row is None)."""
+    indices = pa.array(rows, pa.int64())
+    arrays = [plain(pc.take(table.column(value_column(i)), indices)).combine_chunks() for i in range(len(compared))]
+    mask = pc.is_null(indices)
+    if not arrays:
+        return pa.StructArray.from_arrays([], fields=[], mask=mask) if len(rows) else pa.nulls(0, pa.struct([]))
+    return pa.StructArray.from_arrays(arrays, names=list(compared), mask=mask)
 
 
 def _concat(parts: list[pa.Table], key_names: Sequence[str]) -> pa.Table:

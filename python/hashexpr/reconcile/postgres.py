@@ -11,20 +11,40 @@ Key values come back as psycopg reads them, as Arrow arrays of the Spark type th
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import re
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.types import ArrayType, DataType, DecimalType, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DateType,
+    DecimalType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 from hashexpr import sql as hsql
-from hashexpr.arrow.arrow_types import arrow_type
+from hashexpr.errors import SystemFailure
 from hashexpr.reconcile import texts
-from hashexpr.reconcile.catalog import PostgresType, Refused, SideColumn, postgres_spark_type
+from hashexpr.reconcile.catalog import (
+    PostgresType,
+    Refused,
+    SideColumn,
+    postgres_projection,
+    postgres_spark_type,
+)
 from hashexpr.reconcile.columns import SidePlan
+from hashexpr.reconcile.postgres_values import (
+    DIALECT,
+    arrow_values,
+    counted,
+    has_struct,
+    key_text,
+    problems,
+    too_wide,
+)
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, Aggregates
 from hashexpr.reconcile.sources import (
     COLUMN_HASH_BYTES,
@@ -37,11 +57,12 @@ from hashexpr.reconcile.sources import (
     segment_clause,
     sql_array,
     table_sql,
+    value_column,
 )
+from hashexpr.reconcile.urls import normalized
 from hashexpr.sql.layered import Layered, postgres_record_hash, postgres_record_key
-from hashexpr.sql.postgres import NUMERIC_NAN
+from hashexpr.sql.postgres import NUMERIC_INFINITY, NUMERIC_NAN, NUMERIC_WIDE, UnconstrainedNumeric
 
-_DIALECT = hsql.dialect("postgres")
 #: What makes each type's text a one-to-one image of its values, the same on every server (every float digit,
 #: instants in UTC, ISO dates, hex bytea), set for the comparison's transaction alone.
 _TEXT_SETTINGS = (
@@ -56,7 +77,7 @@ JIT_ROWS = 2_000_000
 
 
 def _quote(name: str) -> str:
-    return _DIALECT.quote(name)
+    return DIALECT.quote(name)
 
 
 def _segment(key_hash: str, bits: int) -> str:
@@ -89,6 +110,9 @@ class PostgresSource(Source):
         super().__init__()
         self._given = connection if not isinstance(connection, str) else None
         self._dsn = connection if isinstance(connection, str) else None
+        if self._dsn is not None and self._dsn.startswith(("postgresql://", "postgres://")):
+            # A password with characters a URL reserves, written as it is, is read as the user wrote it.
+            self._dsn = normalized(self._dsn)
         if self._dsn is None and not hasattr(connection, "execute"):
             raise TypeError(
                 f"postgres: expected a connection string or a psycopg connection, got {type(connection).__name__}"
@@ -98,9 +122,11 @@ class PostgresSource(Source):
         self._conn: Any = None
         self._saved: tuple[Any, ...] | None = None
         self._columns: list[SideColumn] | None = None
+        self._projections: dict[str, str] = {}
         self._types: dict[int, PostgresType] = {}
         self._relation: int | None = None
         self._text = False
+        self._estimate = 0
         self._where = self._describe_dsn()
 
     def _describe_dsn(self) -> str:
@@ -193,26 +219,57 @@ class PostgresSource(Source):
             elif self._saved is not None:
                 conn.autocommit = self._saved[0]
 
+    def progress(self) -> str | None:
+        return f"query running (about {self._estimate:,} rows)"
+
     def cancel(self) -> None:
         """Cancel the running query (from another thread)."""
         conn = self._conn
         if conn is not None:
             conn.cancel_safe() if hasattr(conn, "cancel_safe") else conn.cancel()
 
-    def _run(self, query: str, params: list[Any] | None = None, binary: bool = True) -> list[tuple[Any, ...]]:
-        """Run a query; PostgreSQL's errors as Python's: a timeout, a value the SQL refuses, a lost server."""
+    def _run(
+        self, query: str, params: list[Any] | None = None, binary: bool = True, plan: SidePlan | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Run a query; PostgreSQL's errors as Python's: a value no Spark type holds (a ValueError naming the
+        column and a key, found for ``plan``'s columns), a timeout, anything else the server's failure."""
         import psycopg
 
         try:
             return self._conn.execute(query, params, binary=binary).fetchall()
         except psycopg.errors.QueryCanceled as error:
-            raise TimeoutError(f"postgres: {self.label}: {_first_line(error)}") from None
+            raise TimeoutError(f"PostgreSQL: {self.label}: {_first_line(error)}") from None
         except psycopg.DataError as error:
-            raise ValueError(f"postgres: {self.label}: {_first_line(error)}") from None
-        except psycopg.OperationalError as error:
-            raise ConnectionError(f"postgres: {self.label}: {_first_line(error)}") from None
+            refused = re.search(r'"hashexpr: ([^"]*)"', _first_line(error))
+            if refused is None:
+                raise SystemFailure(f"PostgreSQL: {self.label}: {_first_line(error)}", self.system) from None
+            found = self._diagnose(plan) if plan is not None else None
+            raise ValueError(
+                f"PostgreSQL: {self.label}: {found or refused.group(1)}; leave the column out, or fix or cast it "
+                "in a view"
+            ) from None
         except psycopg.Error as error:
-            raise RuntimeError(f"postgres: {self.label}: {_first_line(error)}") from None
+            raise SystemFailure(f"PostgreSQL: {self.label}: {_first_line(error)}", self.system) from None
+
+    def _diagnose(self, plan: SidePlan) -> str | None:
+        """After a pass failed on a value that no Spark type holds: the first column and key that hold one, and
+        what it is (found by a query per column, in a snapshot of its own)."""
+        import psycopg
+
+        keys = ", ".join(f"CAST({_quote(n)} AS text)" for n, _ in plan.key)
+        for name, dtype in plan.hashed:
+            for predicate, problem in problems(_quote(name), dtype):
+                query = f"SELECT {keys} FROM {self.table} WHERE {predicate} LIMIT 1"
+                try:
+                    found = self._conn.execute(query).fetchall()
+                except psycopg.Error:
+                    # The failed pass ended the transaction: look in a new one.
+                    self._conn.execute("ROLLBACK")
+                    self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    found = self._conn.execute(query).fetchall()
+                if found:
+                    return f"column {name!r}, {key_text(plan, found[0])}: {problem}"
+        return None
 
     # --- the catalog --------------------------------------------------------------------------------------
 
@@ -253,6 +310,10 @@ class PostgresSource(Source):
                     )
                 except Refused as why:
                     columns.append(SideColumn(name, shown, None, str(why)))
+                    continue
+                projection = postgres_projection(self._type, oid)
+                if projection is not None:
+                    self._projections[name] = projection
             self._columns = columns
         return self._columns
 
@@ -274,7 +335,9 @@ class PostgresSource(Source):
     def _aliased(self, plan: SidePlan) -> str:
         """Every row: the hashed columns as ``hx_c0``, ``hx_c1``, ..."""
         columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
-        values = ", ".join(f"{_quote(n)} AS {c}" for c, (n, _) in zip(columns, plan.hashed))
+        values = ", ".join(
+            f"{self._projections.get(n, '{0}').format(_quote(n))} AS {c}" for c, (n, _) in zip(columns, plan.hashed)
+        )
         return f"SELECT {values} FROM {self.table}"
 
     def _keyed(self, plan: SidePlan, rows: str | None = None) -> str:
@@ -283,9 +346,9 @@ class PostgresSource(Source):
         columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
         aliased = rows if rows is not None else self._aliased(plan)
         key = postgres_record_key(
-            [(hsql.column(c), t) for c, (_, t) in zip(columns, plan.key)], prefix="hx_kb"
+            [(hsql.column(c), t) for c, (_, t) in zip(columns, plan.key)], prefix="hx_kb", infinite=True
         )
-        null = " OR ".join(_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key))
+        null = " OR ".join(DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key))
         bound = _bound(aliased, key, columns, " ".join(columns) + " " + null)
         return f"SELECT {', '.join(columns)}, {key.expression} AS hx_k, ({null}) AS hx_z FROM ({bound}) AS hx_r OFFSET 0"
 
@@ -293,7 +356,7 @@ class PostgresSource(Source):
         """``rows`` (the columns of :meth:`_keyed`) with their row hash as ``hx_h``, and the columns ``keep``."""
         columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
         row = postgres_record_hash(
-            [(hsql.column(c), t) for c, (_, t) in zip(columns, plan.hashed)], prefix="hx_hb"
+            [(hsql.column(c), t) for c, (_, t) in zip(columns, plan.hashed)], prefix="hx_hb", infinite=True
         )
         bound = _bound(rows, row, [*columns, "hx_k", "hx_z"], " ".join(keep))
         return f"SELECT {', '.join(keep)}, {row.expression} AS hx_h FROM ({bound}) AS hx_q"
@@ -345,11 +408,18 @@ class PostgresSource(Source):
         keys = ", ".join(columns[: len(plan.key)])
         # A numeric NaN prints as NaN but has no record hash: it fails here, as the record hashes' pass fails.
         nan = [
-            f"CASE WHEN {c} = CAST('NaN' AS numeric) THEN CAST({_DIALECT.fail_text(NUMERIC_NAN, c)} AS boolean) ELSE false END"
+            f"CASE WHEN {c} = CAST('NaN' AS numeric) THEN CAST({DIALECT.fail_text(NUMERIC_NAN, c)} AS boolean) ELSE false END"
             for c, (_, t) in zip(columns, plan.hashed)
             if isinstance(t, DecimalType)
         ]
-        null = " OR ".join(nan + [_DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key)])
+        nan += [
+            f"CASE WHEN CAST({c} AS text) IN ('Infinity', '-Infinity') THEN "
+            f"CAST({DIALECT.fail_text(NUMERIC_INFINITY, c)} AS boolean) WHEN {too_wide(c)} THEN "
+            f"CAST({DIALECT.fail_text(NUMERIC_WIDE, c)} AS boolean) ELSE false END"
+            for c, (_, t) in zip(columns, plan.hashed)
+            if isinstance(t, UnconstrainedNumeric)
+        ]
+        null = " OR ".join(nan + [DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key)])
         return (
             f"SELECT {', '.join(columns)}, hashtextextended(CAST(ROW({keys}) AS text), 0) AS hx_t, "
             f"sha256(convert_to(CAST(ROW({', '.join(columns)}) AS text), 'UTF8')) AS hx_d, ({null}) AS hx_z "
@@ -383,15 +453,15 @@ class PostgresSource(Source):
             f"SELECT {segment} AS hx_g, {lanes} FROM ("
             f"{hashed} OFFSET 0) AS hx_p) AS hx_s GROUP BY hx_g) AS hx_a"
         )
-        data = self._run(query, params)[0][0]
+        data = self._run(query, params, plan=plan)[0][0]
         payload = bytes(data or b"")
         self.stats.result_bytes += len(payload)
         return Aggregates.decode(payload)
 
-    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
+    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray, values: bool) -> pa.Table:
         listed, nulls = segment_clause(segments)
         column_hashes = [
-            f"substring({hsql.record_hash([(hsql.column(f'hx_c{i}'), t)], dialect='postgres')} from 1 for {COLUMN_HASH_BYTES})"
+            f"substring({hsql.write_record_hash(DIALECT, [(hsql.column(f'hx_c{i}'), t)])} from 1 for {COLUMN_HASH_BYTES})"
             for i, (_, t) in enumerate(plan.hashed)
             if i >= len(plan.key)
         ]
@@ -409,25 +479,39 @@ class PostgresSource(Source):
                 f"SELECT * FROM ({self._keyed(plan)}) AS hx_w "
                 f"WHERE (NOT hx_z AND {_segment('hx_k', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
             )
-        keys = [self._key_value(f"hx_c{i}", t) for i, (_, t) in enumerate(plan.key)]
-        query = self._row_hashed(plan, chosen, [*keys, "hx_k", f"{hashes} AS hx_cc", "hx_z"])
-        rows = self._run(query, [sql_array(np.array(listed, np.int64)), nulls])
         n = len(plan.key)
+        keys = [self._key_value(f"hx_c{i}", t) for i, (_, t) in enumerate(plan.key)]
+        shown = [self._key_value(f"hx_c{n + i}", t) for i, (_, t) in enumerate(plan.compared)] if values else []
+        query = self._row_hashed(plan, chosen, [*keys, "hx_k", f"{hashes} AS hx_cc", "hx_z", *shown])
+        rows = self._run(query, [sql_array(np.array(listed, np.int64)), nulls], plan=plan)
         columns: dict[str, pa.Array] = {}
         for i, (_, dtype) in enumerate(plan.key):
-            columns[key_column(i)] = _arrow_values([r[i] for r in rows], dtype)
+            columns[key_column(i)] = arrow_values([r[i] for r in rows], dtype)
         columns[KEY_HASH] = pa.array([bytes(r[n]) for r in rows], pa.binary())
-        columns[ROW_HASH] = pa.array([bytes(r[n + 3]) for r in rows], pa.binary())
+        columns[ROW_HASH] = pa.array([bytes(r[-1]) for r in rows], pa.binary())
         columns[COLUMN_HASHES] = pa.array([bytes(r[n + 1]) for r in rows], pa.binary())
         columns[NULL_KEY] = pa.array([bool(r[n + 2]) for r in rows], pa.bool_())
+        for i, (_, dtype) in enumerate(plan.compared if values else ()):
+            columns[value_column(i)] = arrow_values([r[n + 3 + i] for r in rows], dtype)
         table = pa.table(columns)
         self.stats.result_bytes += table.nbytes
         return table
 
     def _key_value(self, alias: str, dtype: DataType) -> str:
         # psycopg reads composite values as their text unless each type is registered: such key columns (rare)
-        # are given as text.
-        return f"CAST({alias} AS text)" if _has_struct(dtype) else alias
+        # are given as text. Dates and timestamps come as their day and microsecond counts, which hold
+        # infinity as DuckDB does (no Python date holds it).
+        if has_struct(dtype):
+            return f"CAST({alias} AS text)"
+        if isinstance(dtype, (DateType, TimestampType, TimestampNTZType)):
+            return counted(alias, dtype)
+        if isinstance(dtype, ArrayType) and isinstance(dtype.elementType, (DateType, TimestampType, TimestampNTZType)):
+            element = counted("hx_e", dtype.elementType)
+            return (
+                f"(CASE WHEN {alias} IS NULL THEN NULL ELSE ARRAY(SELECT {element} FROM unnest({alias}) "
+                "WITH ORDINALITY AS hx_u(hx_e, hx_i) ORDER BY hx_i) END)"
+            )
+        return alias
 
 
 def _bound(rows: str, layered: Layered, columns: list[str], needed: str) -> str:
@@ -443,23 +527,6 @@ def _bound(rows: str, layered: Layered, columns: list[str], needed: str) -> str:
         rows = f"SELECT {', '.join(carried + bound)} FROM ({rows}) AS hx_l OFFSET 0"
         available = carried + [name for name, _ in level]
     return rows
-
-
-def _has_struct(dtype: DataType) -> bool:
-    if isinstance(dtype, StructType):
-        return True
-    return isinstance(dtype, ArrayType) and _has_struct(dtype.elementType)
-
-
-def _arrow_values(values: list[Any], dtype: DataType) -> pa.Array:
-    if _has_struct(dtype):
-        return pa.array(values, pa.string())
-    target = arrow_type(dtype)
-    if pa.types.is_timestamp(target) and target.tz is not None:
-        values = [v.astimezone(datetime.timezone.utc) if v is not None else None for v in values]
-    if pa.types.is_decimal(target):
-        values = [decimal.Decimal(v) if v is not None else None for v in values]
-    return pa.array(values, target)
 
 
 def _first_line(error: BaseException) -> str:

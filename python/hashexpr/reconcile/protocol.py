@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -26,7 +28,7 @@ import pyarrow as pa
 
 from hashexpr.arrow.arrow_types import arrow_type
 from hashexpr.reconcile import columns as hcolumns
-from hashexpr.reconcile.columns import SidePlan
+from hashexpr.reconcile.columns import SidePlan, Words
 from hashexpr.reconcile.local import Found, changes_table, compare_rows
 from hashexpr.reconcile.result import Result
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, SEGMENT_BYTES, difference
@@ -92,26 +94,80 @@ def _cancel(side: Source) -> None:
             cancel()
 
 
+@dataclass(frozen=True)
+class Request:
+    """What the caller asked for, besides the two sides."""
+
+    key: Any
+    columns: Any = None
+    exclude: Any = None
+    values: bool = False
+    statement_timeout: float | None = None
+    words: Words = field(default_factory=Words)
+
+
 def run(
     source: Source,
     target: Source,
-    key: Any,
-    columns: Any,
-    statement_timeout: float | None,
+    request: Request,
     progress: Callable[[str], None] | None,
+    ticks: float | None = None,
 ) -> Result:
+    """Compare ``source`` and ``target``; ``progress`` is told each step, and with ``ticks`` (seconds) also what a
+    running pass has done so far, at that interval."""
     say = progress or (lambda message: None)
     sides = (source, target)
     started = time.perf_counter()
+    ticker = _Ticker(sides, say, ticks) if progress is not None and ticks else None
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hashexpr-reconcile") as pool:
         try:
-            _both(pool, sides, lambda s, _: s.open(statement_timeout))
-            found = _compare(pool, sides, key, columns, say)
+            _both(pool, sides, lambda s, _: s.open(request.statement_timeout))
+            found = _compare(pool, sides, request, say, ticker)
         finally:
+            if ticker is not None:
+                ticker.stop()
             for side in sides:
                 side.close()
     found.stats["seconds"] = round(time.perf_counter() - started, 3)
     return found
+
+
+class _Ticker:
+    """A progress line every ``every`` seconds while a pass runs: what each side has done (rows read and their
+    rate, where the system says) and for how long."""
+
+    def __init__(self, sides: tuple[Source, Source], say: Callable[[str], None], every: float) -> None:
+        self.sides, self.say, self.every = sides, say, every
+        self._pass: str | None = None
+        self._started = 0.0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="hashexpr-reconcile-progress", daemon=True)
+        self._thread.start()
+
+    def begin(self, what: str) -> None:
+        with self._lock:
+            self._pass, self._started = what, time.perf_counter()
+
+    def end(self) -> None:
+        with self._lock:
+            self._pass = None
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            with self._lock:
+                what, started = self._pass, self._started
+            if what is None:
+                continue
+            parts = []
+            for side, name in zip(self.sides, ("source", "target")):
+                done = side.progress()
+                parts.append(f"{name} {done}" if done else f"{name} running")
+            self.say(f"{what}: {'; '.join(parts)} ({time.perf_counter() - started:.0f} s)")
 
 
 def _postgres_texts(
@@ -131,11 +187,23 @@ def _postgres_texts(
 
 
 def _compare(
-    pool: ThreadPoolExecutor, sides: tuple[Source, Source], key: Any, columns: Any, say: Callable[[str], None]
+    pool: ThreadPoolExecutor,
+    sides: tuple[Source, Source],
+    request: Request,
+    say: Callable[[str], None],
+    ticker: _Ticker | None,
 ) -> Result:
     source, target = sides
     listed = _both(pool, sides, lambda s, _: s.columns())
-    plan = hcolumns.plan(listed[0], listed[1], key, columns, (source.label, target.label))
+    plan = hcolumns.plan(
+        listed[0],
+        listed[1],
+        request.key,
+        request.columns,
+        (source.label, target.label),
+        request.exclude,
+        request.words,
+    )
     side_plans = (plan.side("source"), plan.side("target"))
     signatures = _both(pool, sides, lambda s, i: s.digest_signature(side_plans[i]))
     if signatures[0] is not None and signatures[0] == signatures[1]:
@@ -146,10 +214,13 @@ def _compare(
         _postgres_texts(sides, side_plans, say)
     estimates = _both(pool, sides, lambda s, _: s.row_estimate())
     bits = first_bits(max(estimates))
-    say(f"comparing {len(plan.compared)} columns by key {', '.join(p.name for p in plan.key)}: "
-        f"{source.label} and {target.label}")  # fmt: skip
+    compared = f"{plural(len(plan.compared), 'column')}" if plan.compared else "no column (the keys alone)"
+    say(f"comparing {compared} by key {', '.join(p.name for p in plan.key)}: {source.label} and {target.label}")
+    for c in plan.only:
+        side = "source" if c.role == hcolumns.ONLY_IN_SOURCE else "target"
+        say(f"column {c.name!r} is only in the {side}: the schemas differ")
     t0 = time.perf_counter()
-    aggregates = _both(pool, sides, lambda s, i: s.aggregate(side_plans[i], bits, None))
+    aggregates = _pass(ticker, "pass 1", lambda: _both(pool, sides, lambda s, i: s.aggregate(side_plans[i], bits, None)))
     diff = difference(*aggregates)
     rows = (aggregates[0].rows, aggregates[1].rows)
     nulls = (aggregates[0].null_rows(), aggregates[1].null_rows())
@@ -169,7 +240,11 @@ def _compare(
         finer = min(MAX_BITS, bits + max(4, math.ceil(math.log2(max(per_segment, 1))) + 2))
         t0 = time.perf_counter()
         within = (bits, pending)
-        refined = _both(pool, sides, lambda s, i, b=finer, w=within: s.aggregate(side_plans[i], b, w))
+        refined = _pass(
+            ticker,
+            f"refining into 2^{finer}",
+            lambda b=finer, w=within: _both(pool, sides, lambda s, i: s.aggregate(side_plans[i], b, w)),
+        )
         sub = difference(*refined)
         unchanged += sub.equal_rows
         levels.append(_level(finer, refined, sub, time.perf_counter() - t0))
@@ -183,31 +258,38 @@ def _compare(
             break
     wanted = np.concatenate([[NULL_SEGMENT], pending]).astype(np.int64) if has_null else pending
     t0 = time.perf_counter()
+    values = request.values and bool(plan.compared)
     if len(wanted):
-        fetched = _both(pool, sides, lambda s, i: s.fetch(side_plans[i], bits, wanted))
+        fetched = _pass(
+            ticker, "fetching", lambda: _both(pool, sides, lambda s, i: s.fetch(side_plans[i], bits, wanted, values))
+        )
     else:
         fetched = None
-    compared = [p.name for p in plan.compared]
+    compared_names = [p.name for p in plan.compared]
     key_names = [p.name for p in plan.key]
     if fetched is None:
         found = Found()
-        changes = _empty_changes(plan)
+        changes = _empty_changes(plan, values)
     else:
-        found = compare_rows(fetched[0], fetched[1], compared)
-        changes = changes_table(fetched[0], fetched[1], found, key_names)
+        found = compare_rows(fetched[0], fetched[1], compared_names)
+        changes = changes_table(
+            fetched[0], fetched[1], found, key_names, compared_names if values else None
+        )
         say(
             f"fetched {fetched[0].num_rows:,} and {fetched[1].num_rows:,} rows of {len(wanted):,} segments "
             f"({time.perf_counter() - t0:.1f} s)"
         )
     counts = dict(found.counts)
     counts["unchanged"] += unchanged
+    counts["columns_only_in_source"] = sum(c.role == hcolumns.ONLY_IN_SOURCE for c in plan.only)
+    counts["columns_only_in_target"] = sum(c.role == hcolumns.ONLY_IN_TARGET for c in plan.only)
     stats = {
         "rows": {"source": rows[0], "target": rows[1]},
         "levels": levels,
         "source": source.stats.as_dict() | {"passes": list(source.stats.passes)},
         "target": target.stats.as_dict() | {"passes": list(target.stats.passes)},
     }
-    return Result(counts, plan.schema, source.label, target.label, stats, changes)
+    return Result(counts, plan.schema, source.label, target.label, stats, changes, values)
 
 
 def _level(bits: int, aggregates: tuple[Any, Any], diff: Any, seconds: float) -> dict[str, Any]:
@@ -221,11 +303,39 @@ def _level(bits: int, aggregates: tuple[Any, Any], diff: Any, seconds: float) ->
     }
 
 
-def _empty_changes(plan: hcolumns.Plan) -> pa.Table:
+def _pass(ticker: _Ticker | None, what: str, work: Callable[[], T]) -> T:
+    """``work``, during which the ticker reports ``what``."""
+    if ticker is None:
+        return work()
+    ticker.begin(what)
+    try:
+        return work()
+    finally:
+        ticker.end()
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 column``, ``2 columns``, ``1 query``, ``3 queries``.
+
+    Examples
+    --------
+    >>> plural(1, "query"), plural(2, "query"), plural(1_000, "row")
+    ('1 query', '2 queries', '1,000 rows')
+    """
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n:,} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
+
+
+def _empty_changes(plan: hcolumns.Plan, values: bool) -> pa.Table:
     fields = [pa.field(p.name, arrow_type(p.source.dtype)) for p in plan.key]
     fields += [
         pa.field("change", pa.string()),
         pa.field("side", pa.string()),
         pa.field("changed_columns", pa.list_(pa.string())),
     ]
+    if values:
+        for side in ("source", "target"):
+            struct = [pa.field(p.name, arrow_type(getattr(p, side).dtype)) for p in plan.compared]
+            fields.append(pa.field(side, pa.struct(struct)))
     return pa.schema(fields).empty_table()

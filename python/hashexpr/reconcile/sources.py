@@ -33,6 +33,11 @@ def key_column(i: int) -> str:
     return f"key{i}"
 
 
+def value_column(i: int) -> str:
+    """The name of the ``i``-th compared column's values in a fetched table (only when values are asked for)."""
+    return f"value{i}"
+
+
 @dataclass
 class Stats:
     """What a side cost: passes over every row, queries, bytes of results sent to the comparison, seconds."""
@@ -130,12 +135,13 @@ class Source:
         :meth:`prints_postgres_texts`)."""
         raise NotImplementedError
 
-    def fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
+    def fetch(self, plan: SidePlan, bits: int, segments: np.ndarray, values: bool = False) -> pa.Table:
         """The rows whose segment at ``bits`` is among ``segments`` (segment -1: the NULL-key rows): the key
         columns as ``key0``, ``key1``, ..., the key hash, the row hash, the compared columns' hashes (their first
-        :data:`COLUMN_HASH_BYTES` bytes each, in plan order) and whether a key column is NULL."""
+        :data:`COLUMN_HASH_BYTES` bytes each, in plan order) and whether a key column is NULL; with ``values``,
+        the compared columns' values as ``value0``, ``value1``, ... (in the Arrow type of their Spark type)."""
         with self._timed("fetch", full=False):
-            table = self._fetch(plan, bits, segments)
+            table = self._fetch(plan, bits, segments, values)
         self.stats.rows_fetched += table.num_rows
         return table
 
@@ -160,8 +166,13 @@ class Source:
     def _aggregate(self, plan: SidePlan, bits: int, within: tuple[int, np.ndarray] | None) -> Aggregates:
         raise NotImplementedError
 
-    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
+    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray, values: bool) -> pa.Table:
         raise NotImplementedError
+
+    def progress(self) -> str | None:
+        """What the running pass has done so far (rows read, their rate), for a progress line; None when the
+        system does not say."""
+        return None
 
 
 # --- SQL table names ----------------------------------------------------------------------------------------
@@ -206,8 +217,8 @@ def segment_clause(segments: np.ndarray) -> tuple[list[int], bool]:
     return values[values >= 0].tolist(), bool((values < 0).any())
 
 
-def empty_fetch(key_types: list[pa.DataType]) -> pa.Table:
-    """A fetched table with no rows."""
+def empty_fetch(key_types: list[pa.DataType], value_types: list[pa.DataType] | None = None) -> pa.Table:
+    """A fetched table with no rows (with ``value_types``, its value columns too)."""
     fields = [pa.field(key_column(i), t) for i, t in enumerate(key_types)]
     fields += [
         pa.field(KEY_HASH, pa.binary()),
@@ -215,4 +226,5 @@ def empty_fetch(key_types: list[pa.DataType]) -> pa.Table:
         pa.field(COLUMN_HASHES, pa.binary()),
         pa.field(NULL_KEY, pa.bool_()),
     ]
+    fields += [pa.field(value_column(i), t) for i, t in enumerate(value_types or [])]
     return pa.schema(fields).empty_table()

@@ -31,6 +31,7 @@ from hashexpr.reconcile.sources import (
     Source,
     key_column,
     segment_clause,
+    value_column,
 )
 
 _OPTIONS = "algorithm=sha256"
@@ -187,7 +188,7 @@ class SparkSource(Source):
         keyed = rows.withColumn("hx_seg", _expr(self._segment(bits)))
         return keyed.join(F.broadcast(listed), "hx_seg", "left_semi").drop("hx_seg")
 
-    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray) -> pa.Table:
+    def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray, values: bool) -> pa.Table:
         listed, nulls = segment_clause(segments)
         rows = self._df.selectExpr(
             f"{self._key(plan)} AS hx_k", f"{self._null(plan)} AS hx_z", *map(quote, _names(plan))
@@ -202,6 +203,7 @@ class SparkSource(Source):
             f"{self._hash(plan.hashed)} AS {ROW_HASH}",
             f"{'concat(' + ', '.join(hashes) + ')' if hashes else 'X' + chr(39) * 2} AS {COLUMN_HASHES}",
             f"hx_z AS {NULL_KEY}",
+            *[f"{quote(n)} AS {value_column(i)}" for i, (n, _) in enumerate(plan.compared if values else ())],
         )
         table = _to_arrow(selected, self)
         self.stats.result_bytes += table.nbytes

@@ -35,6 +35,7 @@ from pyspark.sql.types import (
 
 from hashexpr._native import postgres_row_digests
 from hashexpr.reconcile.columns import SidePlan
+from hashexpr.sql.postgres import UnconstrainedNumeric
 
 #: A row whose text's ``hashtextextended(..., 0)`` the server must agree on before the texts are relied on (a
 #: server of another byte order hashes otherwise): ``(hashexpr,"v 1")``, a full block of 12 bytes and a tail.
@@ -56,7 +57,10 @@ _KINDS: dict[type, str] = {
 
 
 def postgres_kind(dtype: DataType) -> str | None:
-    """How a PostgreSQL column hashed as ``dtype`` prints its values; None for arrays and composites."""
+    """How a PostgreSQL column hashed as ``dtype`` prints its values; None for arrays, composites and numerics
+    without a declared scale (which print each value's own scale)."""
+    if isinstance(dtype, UnconstrainedNumeric):
+        return None
     if isinstance(dtype, DecimalType):
         return f"numeric:{dtype.scale}"
     return _KINDS.get(type(dtype))

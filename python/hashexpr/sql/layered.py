@@ -37,7 +37,7 @@ from hashexpr.options import KeyOptions
 from hashexpr.sql import write_record_hash, write_record_key
 from hashexpr.sql.columns import ColumnSpec
 from hashexpr.sql.dialect import DATE, NARROW_DECIMAL_DIGITS, TIMESTAMP, TIMESTAMP_NTZ, Encoder
-from hashexpr.sql.postgres import Postgres
+from hashexpr.sql.postgres import Postgres, UnconstrainedNumeric
 
 __all__ = ["Layered", "layered_query", "postgres_record_hash", "postgres_record_key"]
 
@@ -67,11 +67,12 @@ class _Binder:
 class _LayeredPostgres(Postgres):
     """The PostgreSQL dialect, whose top-level values bind what their encodings read more than once."""
 
-    def __init__(self, binder: _Binder) -> None:
+    def __init__(self, binder: _Binder, infinite: bool) -> None:
         self.binder = binder
+        self.infinite = infinite
 
     def encoder(self, dtype: DataType, where: str, depth: int) -> Encoder:
-        if depth != 1:
+        if depth != 1 or isinstance(dtype, UnconstrainedNumeric):
             return super().encoder(dtype, where, depth)
         bind = self.binder.bind
         if isinstance(dtype, (ByteType, ShortType, IntegerType, LongType)):
@@ -128,10 +129,11 @@ def _layered(binder: _Binder, expression: str) -> Layered:
 
 
 def postgres_record_hash(
-    columns: Sequence[tuple[ColumnSpec, str | DataType]], prefix: str = "hx_b"
+    columns: Sequence[tuple[ColumnSpec, str | DataType]], prefix: str = "hx_b", infinite: bool = False
 ) -> Layered:
     """:func:`hashexpr.sql.record_hash` for PostgreSQL, its intermediate values as bindings named
-    ``<prefix>0``, ``<prefix>1``, ...
+    ``<prefix>0``, ``<prefix>1``, ...; with ``infinite``, ``infinity`` dates and timestamps hash as DuckDB holds
+    them (:attr:`hashexpr.sql.postgres.Postgres.infinite`).
 
     Examples
     --------
@@ -143,17 +145,18 @@ def postgres_record_hash(
     True
     """
     binder = _Binder(prefix)
-    return _layered(binder, write_record_hash(_LayeredPostgres(binder), columns))
+    return _layered(binder, write_record_hash(_LayeredPostgres(binder, infinite), columns))
 
 
 def postgres_record_key(
     columns: Sequence[tuple[ColumnSpec, str | DataType]],
     options: KeyOptions | None = None,
     prefix: str = "hx_b",
+    infinite: bool = False,
 ) -> Layered:
     """:func:`hashexpr.sql.record_key` for PostgreSQL (with ``options``), as :func:`postgres_record_hash`."""
     binder = _Binder(prefix)
-    return _layered(binder, write_record_key(_LayeredPostgres(binder), columns, options or KeyOptions()))
+    return _layered(binder, write_record_key(_LayeredPostgres(binder, infinite), columns, options or KeyOptions()))
 
 
 def layered_query(layered: Layered, rows: str, keep: Sequence[str], name: str) -> str:

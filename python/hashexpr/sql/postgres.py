@@ -7,7 +7,7 @@ repeated subexpression as often as it appears, so the writers repeat column refe
 
 from __future__ import annotations
 
-from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+from pyspark.sql.types import ArrayType, DataType, DecimalType, MapType, StructType
 
 from hashexpr.sql.dialect import (
     ARRAY,
@@ -28,10 +28,42 @@ from hashexpr.sql.numbers import minimal_bytes
 
 #: The failure of a numeric NaN, which no Spark decimal holds.
 NUMERIC_NAN = "hashexpr: a numeric NaN has no Spark decimal value"
+#: The failure of a numeric Infinity (PostgreSQL 14 and later), which no Spark decimal holds.
+NUMERIC_INFINITY = "hashexpr: a numeric Infinity has no Spark decimal value"
+#: The failure of a value of a numeric without a declared scale that no DECIMAL(38, s) holds.
+NUMERIC_WIDE = "hashexpr: a numeric of more than 38 digits, or of more than 38 after the point, has no Spark decimal value"
+
+#: The day and microsecond counts DuckDB gives PostgreSQL's ``infinity`` and ``-infinity`` (and writes to Parquet).
+INFINITE_DAYS = 2**31 - 1
+INFINITE_MICROS = 2**63 - 1
+
+
+class UnconstrainedNumeric(DecimalType):
+    """PostgreSQL's ``numeric`` without a declared precision and scale: each value hashes as a decimal of its
+    own digits and scale (format v1 normalises the scale away), and a value that no ``DECIMAL(38, s)`` holds, an
+    Infinity or a NaN fails the query."""
+
+    def __init__(self) -> None:
+        super().__init__(38, 18)
+
+    def simpleString(self) -> str:
+        return "decimal(38,*)"
+
+    def __repr__(self) -> str:
+        return "UnconstrainedNumeric()"
+
 
 class Postgres(Dialect):
     name = "postgres"
     engine = "PostgreSQL"
+    #: Whether ``infinity`` and ``-infinity`` dates and timestamps hash as DuckDB holds them (the largest and
+    #: smallest day and microsecond counts) instead of failing the query: hashexpr.reconcile's choice.
+    infinite = False
+
+    def encoder(self, dtype: DataType, where: str, depth: int) -> Encoder:
+        if isinstance(dtype, UnconstrainedNumeric):
+            return Encoder(self.any_decimal)
+        return super().encoder(dtype, where, depth)
 
     def literal(self, data: bytes) -> str:
         return f"decode('{data.hex()}', 'hex')"
@@ -108,6 +140,23 @@ class Postgres(Dialect):
     def numeric(self, value: str, precision: object, scale: object) -> str:
         return f"CAST(({value}) AS numeric({precision}, {scale}))"
 
+    def any_decimal(self, value: str) -> str:
+        """The encoding of a numeric of any scale (:class:`UnconstrainedNumeric`): its own scale in place of a
+        declared one, and a failure for what no ``DECIMAL(38, s)`` holds."""
+        digits = "CASE WHEN hx_x IN ('NaN', 'Infinity', '-Infinity') THEN NULL ELSE replace(hx_x, '.', '') END"
+        unscaled, normal_scale = self.decimal_unscaled("hx_g", "hx_r", "hx_c", True)
+        encoding = self.decimal_encoding("hx_y", "hx_u", "hx_s", True)
+        count = "(length(hx_r) - CASE WHEN left(hx_r, 1) = '-' THEN 1 ELSE 0 END)"
+        fits = f"(CASE WHEN hx_s >= 0 THEN {count} <= 38 AND hx_s <= 38 ELSE {count} - hx_s <= 38 END)"
+        return (
+            f"(SELECT CASE WHEN hx_x IN ('Infinity', '-Infinity') THEN {self.fail(NUMERIC_INFINITY, 'hx_x')} "
+            f"WHEN hx_r IS NOT NULL AND NOT {fits} THEN {self.fail(NUMERIC_WIDE, 'hx_x')} ELSE {encoding} END "
+            f"FROM (SELECT hx_y, hx_x, hx_r, CASE WHEN hx_r IS NULL THEN NULL ELSE {unscaled} END AS hx_u, "
+            f"{normal_scale} AS hx_s FROM (SELECT hx_y, hx_x, hx_g, hx_c, {self.decimal_stripped('hx_g')} AS hx_r "
+            f"FROM (SELECT hx_y, hx_x, {digits} AS hx_g, scale(hx_y) AS hx_c FROM (SELECT CAST(({value}) AS numeric) AS hx_y, "
+            f"CAST(CAST(({value}) AS numeric) AS text) AS hx_x) AS hx_n OFFSET 0) AS hx_m OFFSET 0) AS hx_k OFFSET 0) AS hx_d)"
+        )
+
     def decimal_digits(self, number: str) -> str:
         """A numeric's digits without the point (all of its scale's)."""
         return f"replace(CAST({number} AS text), '.', '')"
@@ -169,8 +218,14 @@ class Postgres(Dialect):
         return self.tagged(DATE, self.le32(self.days(value)))
 
     def days(self, value: str) -> str:
-        """Days since the epoch. An infinite date fails the subtraction."""
-        return f"(CAST(({value}) AS date) - DATE '1970-01-01')"
+        """Days since the epoch. An infinite date fails the subtraction, or (:attr:`infinite`) is DuckDB's."""
+        days = f"(CAST(({value}) AS date) - DATE '1970-01-01')"
+        if not self.infinite:
+            return days
+        return (
+            f"(CASE WHEN CAST(({value}) AS date) = DATE 'infinity' THEN {INFINITE_DAYS} "
+            f"WHEN CAST(({value}) AS date) = DATE '-infinity' THEN {-INFINITE_DAYS} ELSE {days} END)"
+        )
 
     def timestamp(self, value: str, where: str) -> str:
         return self.tagged(TIMESTAMP, self._le64_once(self.micros(value, True)))
@@ -182,7 +237,14 @@ class Postgres(Dialect):
         """Microseconds since the epoch of an instant, or of a wall clock read as UTC (EXTRACT(EPOCH ...) of a
         timestamp without time zone is that)."""
         kind = "timestamp with time zone" if instant else "timestamp without time zone"
-        return _micros(f"CAST(({value}) AS {kind})")
+        micros = _micros(f"CAST(({value}) AS {kind})")
+        if not self.infinite:
+            return micros
+        typed = f"CAST(({value}) AS {kind})"
+        return (
+            f"(CASE WHEN {typed} = CAST('infinity' AS {kind}) THEN {INFINITE_MICROS} "
+            f"WHEN {typed} = CAST('-infinity' AS {kind}) THEN {-INFINITE_MICROS} ELSE {micros} END)"
+        )
 
     def _le64_once(self, value: str) -> str:
         """:meth:`le64` of a costly value, computed once in a subquery (the byte swap names it eight times)."""

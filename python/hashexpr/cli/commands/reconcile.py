@@ -10,15 +10,19 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from hashexpr.cli import formats as hformats
 from hashexpr.cli import inputs as hinputs
-from hashexpr.cli import outputs as houtputs
 from hashexpr.cli import session as cli_session
 from hashexpr.cli.grammar import parse_columns
 from hashexpr.cli.outcome import EXIT_FINDINGS, EXIT_OK, Outcome
+from hashexpr.cli.report import preview
 from hashexpr.cli.session import PROG
+from hashexpr.errors import SystemFailure
+
+#: Seconds between the progress lines of a running pass, on a terminal.
+TICKS = 2.0
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,12 +55,31 @@ def add_reconcile(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("source", metavar="SOURCE", help="the table as it should be")
     parser.add_argument("target", metavar="TARGET", help="the copy to check")
     parser.add_argument("--key", required=True, metavar="A,B,...", help="comma-separated key columns")
-    parser.add_argument(
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
         "--columns",
         metavar="A,B,...",
-        help="columns to compare (default: every non-key column of SOURCE that TARGET has)",
+        help="columns to compare, the others left out (default: every column; a column only one side has is a "
+        "difference)",
     )
-    parser.add_argument("--out", metavar="OUTPUT", help="write every difference here (a Parquet directory)")
+    chosen.add_argument("--exclude", metavar="A,B,...", help="columns to leave out, every other compared")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=10,
+        metavar="N",
+        help="show the first N differing rows (default 10; 0: none)",
+    )
+    parser.add_argument(
+        "--values",
+        action="store_true",
+        help="fetch and show the source and target values of the changed columns (also in --out)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="OUTPUT",
+        help="write every differing row: OUTPUT.parquet, OUTPUT.csv, OUTPUT.jsonl, or a directory of Parquet",
+    )
     parser.add_argument(
         "--mode",
         default="error",
@@ -106,7 +129,9 @@ class Side:
 
     def label(self) -> str:
         if self.kind == "postgres":
-            return _without_password(self.location) + f" table {self.table}"
+            from hashexpr.reconcile.urls import masked
+
+            return masked(self.location) + f" table {self.table}"
         if self.kind == "duckdb":
             return f"duckdb:{self.location} table {self.table}"
         if self.kind == "spark":
@@ -119,8 +144,10 @@ def parse_side(text: str, which: str) -> Side:
 
     Examples
     --------
-    >>> parse_side("postgresql://app:s3cret@db:5432/shop?table=public.orders&sslmode=require", "SOURCE")
-    Side(kind='postgres', location='postgresql://app:s3cret@db:5432/shop?sslmode=require', table='public.orders', local=None)
+    >>> parse_side("postgresql://app:s3cret@db:5432/shop?table=public.orders&sslmode=require", "SOURCE").label()
+    'postgresql://app:***@db:5432/shop?sslmode=require table public.orders'
+    >>> parse_side("postgresql://app:p@ss/w#rd@db/shop?table=t", "SOURCE").label()
+    'postgresql://app:***@db/shop table t'
     >>> parse_side("spark:lake.sales.orders", "TARGET").kind
     'spark'
     >>> parse_side("postgresql://db/shop", "SOURCE")
@@ -129,13 +156,17 @@ def parse_side(text: str, which: str) -> Side:
     ValueError: SOURCE postgresql://db/shop names no table: add ?table=SCHEMA.TABLE
     """
     if text.startswith(("postgresql://", "postgres://")):
-        parts = urlsplit(text)
+        from hashexpr.reconcile.urls import masked, normalized
+
+        # A password written with the characters a URL reserves is read as written (urls.normalized).
+        parts = urlsplit(normalized(text))
         query = parse_qsl(parts.query, keep_blank_values=True)
         tables = [v for k, v in query if k == "table"]
-        shown = _without_password(text)
+        shown = masked(text)
         if len(tables) != 1 or not tables[0]:
             raise ValueError(f"{which} {shown} names no table: add ?table=SCHEMA.TABLE")
-        rest = urlencode([(k, v) for k, v in query if k != "table"])
+        # The other options go to libpq as they were written (a re-encoding would turn a space into '+').
+        rest = "&".join(p for p in parts.query.split("&") if p and unquote(p.partition("=")[0]) != "table")
         return Side("postgres", urlunsplit(parts._replace(query=rest)), tables[0])
     if text.startswith("duckdb:"):
         path, sep, query = text[len("duckdb:") :].rpartition("?")
@@ -166,51 +197,43 @@ def parse_side(text: str, which: str) -> Side:
     )
 
 
-def _without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def _run_reconcile(args: argparse.Namespace) -> Outcome:
     sides = (parse_side(args.source, "SOURCE"), parse_side(args.target, "TARGET"))
     if sides[0] == sides[1]:
         raise ValueError("SOURCE and TARGET are the same table: name two tables")
     key = parse_columns(args.key, "--key")
     columns = parse_columns(args.columns, "--columns") or None
+    exclude = parse_columns(args.exclude, "--exclude") or None
     if args.statement_timeout is not None and not args.statement_timeout > 0:
         raise ValueError(
             f"--statement-timeout must be a positive number of seconds, not {args.statement_timeout}"
         )
+    if args.limit < 0:
+        raise ValueError(f"--limit must be 0 or more, not {args.limit}")
+    from hashexpr.cli import changes as hchanges
+
     if args.out:
-        try:
-            parquet = hformats.output_format(args.out) == "parquet"
-        except ValueError:
-            parquet = False
-        if not parquet:
-            raise ValueError(
-                f"--out writes Parquet: name OUTPUT without another format's extension ({args.out})"
-            )
-        args.mode = houtputs.check_output(args.out, args.mode, [s.local for s in sides if s.local])
+        args.mode = hchanges.check_out(args.out, args.mode, [s.local for s in sides if s.local])
     if args.master is not None:
         cli_session.check_master(args.master)
     progress = None if args.quiet else _progress
-    from hashexpr import reconcile as rc
+    # On a terminal a running pass reports what it has done every 2 s; in a log, each step once.
+    ticks = TICKS if progress is not None and sys.stderr.isatty() else None
+    from hashexpr.reconcile.columns import CLI_WORDS
+    from hashexpr.reconcile.protocol import Request, run
 
+    request = Request(key, columns, exclude, args.values, args.statement_timeout, CLI_WORDS)
     with _spark_for(args, sides) as spark:
-        made = [_source(rc, side, spark) for side in sides]
+        made = [_source(side, spark) for side in sides]
         try:
-            result = rc.compare(
-                made[0], made[1], key, columns, statement_timeout=args.statement_timeout, progress=progress
-            )
-        except (ConnectionError, TimeoutError) as error:
-            # A server that cannot be reached, or a pass over the limit it was given: what the user named.
+            result = run(made[0], made[1], request, progress, ticks)
+        except ConnectionError as error:
+            # A server that cannot be reached or refuses the login: the URL the user gave.
             raise ValueError(str(error)) from None
-        if args.out:
-            _write(result.changes(), args.out, args.mode)
-    return _outcome(args, sides, result)
+        except TimeoutError as error:
+            raise SystemFailure(f"{error} (--statement-timeout {args.statement_timeout:g})", "") from None
+        written = hchanges.write(result.changes(), args.out, args.mode) if args.out else None
+    return _outcome(args, sides, result, written)
 
 
 @contextlib.contextmanager
@@ -238,7 +261,9 @@ def _spark_for(args: argparse.Namespace, sides: tuple[Side, Side]) -> Iterator[S
         yield spark
 
 
-def _source(rc: Any, side: Side, spark: SparkSession | None) -> Source:
+def _source(side: Side, spark: SparkSession | None) -> Source:
+    from hashexpr import reconcile as rc
+
     if side.kind == "postgres":
         return rc.postgres(side.location, side.table)
     if side.kind == "duckdb":
@@ -259,47 +284,65 @@ def _progress(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr, flush=True)
 
 
-def _write(changes: Any, out: str, mode: str) -> None:
-    import pyarrow.parquet as pq
+def _outcome(args: argparse.Namespace, sides: tuple[Side, Side], result: Any, written: str | None) -> Outcome:
+    from hashexpr.cli import changes as hchanges
+    from hashexpr.reconcile.columns import ONLY_IN_SOURCE
+    from hashexpr.reconcile.protocol import plural
 
-    def write_into(staging: str) -> None:
-        os.makedirs(staging)
-        pq.write_table(changes, os.path.join(staging, "part-00000.snappy.parquet"), compression="snappy")
-        open(os.path.join(staging, "_SUCCESS"), "wb").close()
-
-    houtputs.write_staged(os.path.abspath(hformats.local_path(out)), mode, write_into)
-
-
-def _outcome(args: argparse.Namespace, sides: tuple[Side, Side], result: Any) -> Outcome:
     counts = result.counts
-    found = result.differences
     keys = [c.name for c in result.schema if c.role == "key"]
-    summary = [("source", result.source), ("target", result.target), ("key", ", ".join(keys))]
-    summary += [(name, f"{n:,}") for name, n in counts.items()]
+    summary: list[tuple[str, str]] = []
+    for c in result.schema_differences:
+        side = "source" if c.role == ONLY_IN_SOURCE else "target"
+        shown = c.source_type if side == "source" else c.target_type
+        why = f"; {c.reason}" if c.reason else ""
+        summary.append(("schema", f"column {c.name!r} ({shown}) is only in the {side}{why}"))
+    summary += [("source", result.source), ("target", result.target), ("key", ", ".join(keys))]
+    compared = result.compared
+    if compared:
+        summary.append(("compared", f"{plural(len(compared), 'column')}: {preview(compared)}"))
+    else:
+        summary.append(("compared", "no column besides the key: which keys exist, not their rows' values"))
+    # The columns one side alone has are counted in --json; the text says them first, above.
+    summary += [(name, f"{n:,}") for name, n in counts.items() if n or not name.startswith("columns_only_in_")]
     left_out = [c for c in result.schema if c.role == "left out"]
     if left_out:
-        summary.append(("left out", ", ".join(f"{c.name} ({c.reason})" for c in left_out)))
+        summary.append(("left out", preview([c.name for c in left_out])))
     stats = result.stats
     summary.append(
         (
             "passes",
-            (
-                f"source {stats['source']['scans']} scan(s), {stats['source']['queries']} queries; "
-                f"target {stats['target']['scans']} scan(s), {stats['target']['queries']} queries"
+            "; ".join(
+                f"{side} {plural(stats[side]['scans'], 'scan')}, {plural(stats[side]['queries'], 'query')}"
+                for side in ("source", "target")
             ),
         )
     )
+    changes = result.changes()
+    shown_rows = min(args.limit, changes.num_rows)
+    lines = []
+    if shown_rows:
+        more = f"; --out writes all {changes.num_rows:,}" if shown_rows < changes.num_rows else ""
+        lines.append(f"differing rows: the first {shown_rows:,} of {changes.num_rows:,}{more}")
+        lines += ["  " + line for line in hchanges.lines(changes, keys, shown_rows)]
     report: dict[str, Any] = {
         "source": sides[0].label(),
         "target": sides[1].label(),
         "key": keys,
         "counts": counts,
-        "differences": found,
+        "differences": result.differences,
+        "schema_differences": [
+            {"column": c.name, "only_in": "source" if c.role == ONLY_IN_SOURCE else "target",
+             "type": c.source_type if c.role == ONLY_IN_SOURCE else c.target_type}
+            for c in result.schema_differences
+        ],
+        "compared": compared,
         "schema": [c.as_dict() for c in result.schema],
+        "sample": hchanges.sample(changes, keys, args.limit),
         "stats": stats,
-    }
-    if args.out:
-        summary.append(("output", f"{args.out} (parquet)"))
-        report["output"] = {"path": args.out, "format": "parquet"}
-    status = EXIT_FINDINGS if args.exit_code and found else EXIT_OK
-    return Outcome(status=status, summary=summary, report=report)
+    }  # fmt: skip
+    if written is not None:
+        summary.append(("output", f"{args.out} ({written}, {plural(changes.num_rows, 'row')})"))
+        report["output"] = {"path": args.out, "format": written, "rows": changes.num_rows}
+    status = EXIT_FINDINGS if args.exit_code and result.differences else EXIT_OK
+    return Outcome(status=status, summary=summary, report=report, after=lines)
