@@ -196,7 +196,7 @@ def profile(kind: str, df, rows: int) -> tuple[str, int, Callable[[], object], C
         schema = StructType([StructField("n", LongType(), False)])
 
         def run() -> object:
-            from hashexpr.spark_arrow.batches import unchecked_batch_bytes
+            from hashexpr.spark.arrow_path.batches import unchecked_batch_bytes
 
             # As dataset_fingerprint runs its job: Spark 4's check of each batch's bytes off.
             with unchecked_batch_bytes(df.sparkSession):
@@ -225,13 +225,13 @@ def candidates(functions: list[str], frames: dict[str, dict], profiles: bool) ->
 
 
 def engine_alone(df, batch_rows: int, sample_rows: int) -> dict:
-    """What a Python worker does for ``record_hash(*)`` (``hashexpr.spark_arrow.worker.hash_rows``: the type
+    """What a Python worker does for ``record_hash(*)`` (``hashexpr.spark.arrow_path.worker.hash_rows``: the type
     check, the engine, the result's cast), on a sample of ``df`` in this process, one thread, in batches of
     ``batch_rows`` rows as the Arrow UDF gets them: the median of 3 passes."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from hashexpr.spark_arrow.worker import hash_rows
+    from hashexpr.spark.arrow_path.worker import hash_rows
 
     cols = [q(c) for c in df.columns]
     text = df.select(F.call_function("typeof", F.struct(*cols))).first()[0]

@@ -129,7 +129,7 @@ def session(warehouse: str):
 
 def tagged(spark, frame: pd.DataFrame, commit: datetime.datetime):
     """A snapshot as a Spark DataFrame with ``_hx_record_key``, ``_hx_record_hash`` and the commit time."""
-    from hashexpr.metadata import with_metadata
+    from hashexpr import with_metadata
 
     columns = list(frame.columns)
     schema = ", ".join(f"{c} {dict(part.split() for part in SCHEMA.split(', '))[c]}" for c in columns)

@@ -16,7 +16,7 @@ import shutil
 from typing import Any
 
 import hashexpr as hx
-from hashexpr.fingerprint_state import FingerprintState
+from hashexpr.fingerprints import FingerprintState
 
 #: The algorithm followed on every commit, and the one (lthash16, keyed by the secret `pii` of the session's
 #: configuration) updated over every commit at once; the command lines follow both across commits too.

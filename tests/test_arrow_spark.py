@@ -23,7 +23,7 @@ from spark_conf import TEST_SECRETS
 
 import hashexpr as hx
 from hashexpr import arrow as hxa
-from hashexpr.fingerprint import _fingerprint_column
+from hashexpr.spark.fingerprint import _fingerprint_column
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "spec"

@@ -50,7 +50,7 @@ from spark_conf import FOLDING_RULES, TEST_SECRETS, spark_conf
 
 import hashexpr as hx
 from hashexpr import reference
-from hashexpr.collisions import find_collisions
+from hashexpr.spark.collisions import find_collisions
 
 STRING = StringType()
 #: hashexpr's MurmurHash3 seed, the ASCII bytes "hash" (docs/FORMAT.md, section 1).

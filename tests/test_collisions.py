@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import hashexpr as hx
-from hashexpr.collisions import (
+from hashexpr.spark.collisions import (
     REPLACEMENT_COLUMN,
     collision_exceptions,
     collision_probability,
@@ -230,7 +230,7 @@ def test_a_hub_keyed_with_key_options_splits_no_business_key(spark):
 
 
 def test_a_hash_key_written_by_with_metadata_lends_its_normalisation(spark):
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     raw = spark.createDataFrame([(" n10156",), ("N10156",), ("N20000",)], "tailnum STRING")
     hub = with_metadata(raw, "tailnum", key_options={"trim": True, "case": "upper"})

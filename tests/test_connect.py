@@ -47,7 +47,7 @@ from hashexpr import reference
 
 #: The HMAC secret of the Connect server with the jar: its name and key.
 SERVER_SECRET = ("connect", "server-side-key-3c81")
-from hashexpr.metadata import _commit_id, with_metadata
+from hashexpr.spark.metadata import _commit_id, with_metadata
 
 # Processes of its own (Spark Connect servers): make check leaves it out.
 pytestmark = pytest.mark.slow
@@ -255,7 +255,7 @@ def test_diff_with_stored_hashes_over_connect(remote: SparkSession, classic: dic
     tagged = hx.with_metadata(local, "id", commit_time="2026-01-02T03:04:05")
     # The definitions with_metadata records reach the client's schema, and diff trusts them without a sample.
     assert tagged.schema["_hx_record_key"].metadata["hashexpr"]["columns"] == ["id"]
-    spec = importlib.import_module("hashexpr.diff.inputs").checked(tagged, new, "id", None, None, None, None)
+    spec = importlib.import_module("hashexpr.spark.diff.inputs").checked(tagged, new, "id", None, None, None, None)
     assert not spec.stored[0].verify_key and not spec.stored[0].verify_hash
     rows = hx.diff(tagged, new, "id").collect()
     got = sorted((r.id, r.change, r.side, tuple(r.changed_columns or ())) for r in rows)
@@ -279,7 +279,7 @@ def test_diff_with_a_bucket_list_over_connect(
 ) -> None:
     """Beyond a few differing buckets the join is filtered by a semi-join with the bucket list, which the
     client sends as a row of data: over Connect, on client-side rows, it finds what classic finds."""
-    monkeypatch.setattr(importlib.import_module("hashexpr.diff.rows"), "MAX_IN_LIST", 2)
+    monkeypatch.setattr(importlib.import_module("hashexpr.spark.diff.rows"), "MAX_IN_LIST", 2)
     table = remote.table(VIEW)
     local = remote.createDataFrame(table.collect(), table.schema)
     assert _diff(local) == classic["diff"]

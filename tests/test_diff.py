@@ -13,12 +13,12 @@ import pytest
 from pyspark.sql import DataFrame, Row
 from spark_conf import spark_conf
 
-diff_module = importlib.import_module("hashexpr.diff")
-buckets_module = importlib.import_module("hashexpr.diff.buckets")
-inputs_module = importlib.import_module("hashexpr.diff.inputs")
-join_module = importlib.import_module("hashexpr.diff.join")
-rows_module = importlib.import_module("hashexpr.diff.rows")
-stored_module = importlib.import_module("hashexpr.diff.stored")
+diff_module = importlib.import_module("hashexpr.spark.diff")
+buckets_module = importlib.import_module("hashexpr.spark.diff.buckets")
+inputs_module = importlib.import_module("hashexpr.spark.diff.inputs")
+join_module = importlib.import_module("hashexpr.spark.diff.join")
+rows_module = importlib.import_module("hashexpr.spark.diff.rows")
+stored_module = importlib.import_module("hashexpr.spark.diff.stored")
 diff, diff_plan, summarize = diff_module.diff, diff_module.diff_plan, diff_module.summarize
 
 Entry = tuple[Any, str, str, Any]
@@ -623,7 +623,7 @@ def test_flights_every_change_found_and_nothing_else(flight_snapshots):
 @pytest.fixture(scope="module")
 def stored(spark, tmp_path_factory, crafted):
     """The crafted snapshots written with with_metadata to Parquet (as a pipeline stores them), read back."""
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     old, new = crafted
     # A duplicated and a NULL key, so that stored hashes meet every kind of row.
@@ -681,7 +681,7 @@ def test_named_stored_hash_columns(stored):
 
 def test_stored_hashes_that_do_not_match_are_refused(spark):
     from hashexpr import record_hash
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0)], "id INT, s STRING, x DOUBLE")
     new = spark.createDataFrame([(1, "a", 1.5), (3, "c", 3.0)], "id INT, s STRING, x DOUBLE")
@@ -715,7 +715,7 @@ def test_a_missing_stored_hash_fails_the_query(spark, monkeypatch):
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
 
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     old = with_metadata(spark.range(50).selectExpr("id", "id % 3 AS v"), "id").withColumn(
         "_hx_record_hash", F.when(F.col("id") == 40, None).otherwise(F.col("_hx_record_hash"))
@@ -742,7 +742,7 @@ def _dirty_tail(spark, n: int = 300, clean: int = 150) -> tuple[DataFrame, DataF
 
 
 def test_stored_keys_written_with_key_options_are_refused_wherever_their_rows_are(spark):
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     old, new = _dirty_tail(spark)
     options = {"trim": True, "case": "upper"}
@@ -777,7 +777,7 @@ def test_unrecorded_stored_hashes_are_used_when_every_row_matches(stored):
 
 
 def test_stored_hash_definitions_are_compared(spark, tmp_path):
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0)], "id INT, s STRING, x DOUBLE")
     new = spark.createDataFrame([(1, "a", 1.5), (3, "c", 3.0)], "id INT, s STRING, x DOUBLE")

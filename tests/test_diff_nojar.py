@@ -15,10 +15,10 @@ import test_diff
 from pyspark.sql import DataFrame
 from test_diff import FILLER, NEW, OLD, SCHEMA, _changing_most_buckets, check, norm
 
-from hashexpr.diff import diff, diff_plan, summarize
-from hashexpr.diff.inputs import checked
-from hashexpr.diff.rows import hashed_sides
-from hashexpr.spark_arrow.engine import ENGINE_VARIABLE
+from hashexpr.spark.arrow_path.engine import ENGINE_VARIABLE
+from hashexpr.spark.diff import diff, diff_plan, summarize
+from hashexpr.spark.diff.inputs import checked
+from hashexpr.spark.diff.rows import hashed_sides
 
 
 def jar_calls(df: DataFrame) -> list[str]:
@@ -157,7 +157,7 @@ def test_when_most_buckets_differ_every_row_is_joined(spark, monkeypatch, arrow)
     # Without the jar there is no filter of changed keys: the join reads every row, with the same answer.
     old, new = _changing_most_buckets(spark)
     spec = checked(old, new, "id", None, 4)
-    from hashexpr.diff.buckets import bucket_pass, key_filter
+    from hashexpr.spark.diff.buckets import bucket_pass, key_filter
 
     found = bucket_pass(spec)
     assert found.joins_everything and key_filter(spec, found) is None
@@ -193,7 +193,7 @@ def stored(spark, tmp_path_factory, crafted):
     """The crafted snapshots, with a duplicated and a NULL key, written by with_metadata with the jar."""
     import os
 
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     old, new = crafted
     old = old.unionByName(
@@ -223,7 +223,7 @@ def test_stored_hashes(stored, monkeypatch, arrow):
 def test_stored_hashes_that_do_not_match_are_refused_alike(spark, monkeypatch, arrow):
     from pyspark.sql import functions as F
 
-    from hashexpr.metadata import with_metadata
+    from hashexpr.spark.metadata import with_metadata
 
     monkeypatch.setenv(ENGINE_VARIABLE, "jar")
     old = spark.createDataFrame([(i, f"s{i}") for i in range(40)], "id INT, s STRING")
@@ -246,7 +246,7 @@ def test_stored_hashes_that_do_not_match_are_refused_alike(spark, monkeypatch, a
             errors.append(str(info.value))
         assert errors[0] == errors[1]
     # Beyond the sampled rows, the query itself refuses a row, with the message of the jar's path.
-    monkeypatch.setattr(importlib.import_module("hashexpr.diff.stored"), "CHECKED_ROWS", 10)
+    monkeypatch.setattr(importlib.import_module("hashexpr.spark.diff.stored"), "CHECKED_ROWS", 10)
     errors = []
     for engine in ("jar", "arrow"):
         monkeypatch.setenv(ENGINE_VARIABLE, engine)
@@ -299,7 +299,7 @@ def test_an_empty_offsets_buffer_from_arrow_java_is_read():
 
     import pyarrow as pa
 
-    from hashexpr.spark_arrow.worker import hash_batch
+    from hashexpr.spark.arrow_path.worker import hash_batch
 
     behind = pa.py_buffer(b"\xa8\x3c\xb9\xf4")  # what an empty buffer's address points at
     keys = pa.Array.from_buffers(pa.string(), 0, [None, behind.slice(0, 0), behind.slice(0, 0)])

@@ -14,7 +14,7 @@ from spark_conf import TEST_SECRETS
 
 import hashexpr as hx
 from hashexpr import arrow as hxa
-from hashexpr.fingerprint_state import FingerprintState
+from hashexpr.fingerprints import FingerprintState
 from hashexpr.reference.fingerprint import lthash16_lanes
 from hashexpr.reference.record import record_hash
 

@@ -26,7 +26,7 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.reference import FORMAT_VERSION, SEED, record_hash
-from hashexpr.spark_types import CalendarIntervalType
+from hashexpr.spark.types import CalendarIntervalType
 
 VECTORS_FILE = Path(__file__).resolve().parents[1] / "spec" / "vectors-v1.json"
 DOCUMENT = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))

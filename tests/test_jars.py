@@ -40,3 +40,21 @@ def test_every_jar_holds_the_same_classes():
     first = names[LINES[-1]]
     for line, found in names.items():
         assert found == first, (line, sorted(found ^ first)[:10])
+
+
+def test_the_jar_follows_pyspark_version_whatever_installed_it(monkeypatch, tmp_path):
+    """The Spark line comes from ``pyspark.__version__`` (a runtime's PySpark on the path has no pip metadata);
+    databricks-connect's is its Databricks runtime's number, read as that runtime's Spark."""
+    import sys
+    import types
+
+    from hashexpr.jar import jar_path, running_spark
+
+    for version, line in (("4.1.4", "4.1"), ("15.4.3", "3.5"), ("16.4.2", "3.5"), ("17.3.1", "4.0"), ("18.0.2", "4.1")):
+        fake = types.ModuleType("pyspark")
+        fake.__version__ = version
+        fake.__file__ = str(tmp_path / "pyspark" / "__init__.py")  # no jars/: the line's usual Scala
+        monkeypatch.setitem(sys.modules, "pyspark", fake)
+        monkeypatch.delenv("SPARK_HOME", raising=False)
+        assert running_spark()[0] == line, version
+        assert jar_path().endswith(f"hashexpr-spark{line}_{'2.12' if line == '3.5' else '2.13'}.jar")

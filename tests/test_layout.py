@@ -132,3 +132,104 @@ def test_the_readme_layout_lists_every_folder_and_subpackage():
         f for f in folders | subpackages if f not in listed and not any(p.startswith(f + "/") for p in listed)
     )
     assert not absent, f"README.md's Layout does not list: {absent}"
+
+
+# What needs PySpark lives in hashexpr/spark/; the rest of the package runs where no PySpark is installed
+# (docs/ARCHITECTURE.md): it may reach PySpark or hashexpr.spark inside a function that serves Spark, never
+# when it is imported.
+_SPARK_ONLY = ("pyspark", "py4j", "hashexpr.spark")
+
+
+def _imported_on_import(path: Path) -> list[str]:
+    """The modules ``path`` imports when it is imported: its module-level statements (class bodies included,
+    ``if TYPE_CHECKING:`` blocks and function bodies not)."""
+    found = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found.append(node.module or "")
+            elif isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, (ast.ClassDef, ast.With)):
+                visit(node.body)
+
+    visit(ast.parse(path.read_text()).body)
+    return found
+
+
+def test_nothing_outside_hashexpr_spark_imports_pyspark_when_imported():
+    modules = _modules()
+    offenders = {
+        name: hits
+        for name, path in modules.items()
+        if not (name == "hashexpr.spark" or name.startswith("hashexpr.spark."))
+        for hits in [
+            [m for m in _imported_on_import(path) if m.split(".")[0] in _SPARK_ONLY[:2] or m.startswith(_SPARK_ONLY[2])]
+        ]
+        if hits
+    }
+    assert not offenders, f"modules outside hashexpr/spark/ that import PySpark when imported: {offenders}"
+    spark_side = [n for n in modules if n.startswith("hashexpr.spark.")]
+    assert len(spark_side) > 20, spark_side  # the split is real: the Spark modules are there
+
+
+def test_every_module_outside_hashexpr_spark_imports_where_pyspark_cannot():
+    """In an interpreter where importing PySpark or py4j fails, every other module of the package imports;
+    the top-level Spark functions are there and say what to install when called; hashexpr.spark says it."""
+    import sys
+
+    names = sorted(n for n in _modules() if not (n == "hashexpr.spark" or n.startswith("hashexpr.spark.")))
+    code = f"""
+import importlib, sys
+sys.modules["pyspark"] = None
+sys.modules["py4j"] = None
+for name in {names!r}:
+    if name == "hashexpr.__main__":
+        continue
+    importlib.import_module(name)
+import hashexpr as hx
+from hashexpr import record_hash, configure
+assert not [m for m in sys.modules if m.startswith(("pyspark.", "py4j."))]
+for call in (lambda: record_hash("*"), lambda: configure(None), lambda: hx.diff(None, None, "id")):
+    try:
+        call()
+    except hx.PySparkMissingError as error:
+        print(error)
+    else:
+        raise AssertionError("no error")
+try:
+    import hashexpr.spark.functions
+except ModuleNotFoundError as error:
+    print(type(error).__name__, error)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        'hx.record_hash needs PySpark, which is not installed: pip install "hashexpr[spark]", or run it where the '
+        "platform gives PySpark (a Databricks runtime, databricks-connect, pyspark-client, EMR, Glue, Dataproc, "
+        "Fabric)"
+    )
+    assert lines[1].startswith("hx.configure needs PySpark") and lines[2].startswith("hx.diff needs PySpark")
+    assert lines[3].startswith("PySparkMissingError hashexpr's Spark API needs PySpark")
+
+
+def test_no_top_level_name_is_shadowed_by_a_module():
+    """A submodule of the package named like a top-level function would replace the function once imported."""
+    import hashexpr as hx
+
+    modules = {n.split(".")[1] for n in _modules() if n.count(".") >= 1}
+    for name in hx.__all__:
+        assert name not in modules, name
+        assert not isinstance(getattr(hx, name), type(hx)), name

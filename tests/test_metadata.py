@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import hashexpr as hx
-from hashexpr.metadata import DEFAULT_NAMES, with_metadata
+from hashexpr.spark.metadata import DEFAULT_NAMES, with_metadata
 
 COMMIT = "2026-03-04T05:06:07.891"
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,7 +139,7 @@ def test_source_file_of_parquet_reads(spark, orders, tmp_path):
 _SOURCE_FILE_SCRIPT = r"""
 import json, sys
 from pyspark.sql import SparkSession, functions as F
-from hashexpr.metadata import with_metadata
+from hashexpr.spark.metadata import with_metadata
 
 jar, folder = sys.argv[1:]
 spark = (SparkSession.builder.master("local[1]").config("spark.jars", jar)

@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from hashexpr.metadata import _commit_id, _instant_id, with_metadata
+from hashexpr.spark.metadata import _commit_id, _instant_id, with_metadata
 
 SCHEMA = "order_id INT, customer STRING, amount DOUBLE"
 FILES = 3

@@ -12,8 +12,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import hashexpr as hx
-from hashexpr.metadata import with_metadata
 from hashexpr.names import column, quote, resolve
+from hashexpr.spark.metadata import with_metadata
 
 COMMIT = "2026-03-04T05:06:07"
 

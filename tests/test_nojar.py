@@ -1,4 +1,4 @@
-"""hashexpr's Python API without the jar gives the jar's bytes: the Arrow path (``hashexpr/spark_arrow``), where
+"""hashexpr's Python API without the jar gives the jar's bytes: the Arrow path (``hashexpr/spark/arrow_path``), where
 PySpark's Arrow UDFs and ``mapInArrow`` run the Rust engine.
 
 The shared session has the jar, and ``HASHEXPR_ENGINE`` (read at each call) picks the path, so one query can hold
@@ -60,7 +60,7 @@ from test_spark_parity import NESTED, SCALARS, TEXT
 
 import hashexpr as hx
 from hashexpr.options import BLANKS
-from hashexpr.spark_types import CalendarIntervalType
+from hashexpr.spark.types import CalendarIntervalType
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIABLE = "HASHEXPR_ENGINE"
@@ -83,7 +83,7 @@ def column_route(route: str) -> Iterator[None]:
     if route == "arrow_udf":
         yield
         return
-    from hashexpr.spark_arrow import columns
+    from hashexpr.spark.arrow_path import columns
 
     saved = columns.available
     columns.available = lambda: False
@@ -393,7 +393,7 @@ def test_refused_vectors_are_refused_naming_function_column_and_type(spark, arro
     """Every refused vector: by a fingerprint in the driver, and by the worker's check of the column functions on
     the Arrow data and the typeof text Spark gives for its arguments (one query for all); one vector of each
     kind of refusal end to end, through the column function in a Python worker."""
-    from hashexpr.spark_arrow.checks import check_catalog_text
+    from hashexpr.spark.arrow_path.checks import check_catalog_text
 
     vectors = RECORDS_REFUSED + BY_NAME_REFUSED + KEYS_REFUSED
     frames, captured = [], []
@@ -735,7 +735,7 @@ def test_small_arrow_batches(spark):
 def test_fingerprints_leave_the_arrow_byte_cap_as_the_session_had_it(spark, arrow):
     """dataset_fingerprint lifts Spark's per-row check of the Arrow batch's bytes for its own job only: unset
     before, unset after; a cap the session sets is used as set (a cap of one byte still gives the same state)."""
-    from hashexpr.spark_arrow.batches import MAX_BYTES
+    from hashexpr.spark.arrow_path.batches import MAX_BYTES
 
     df = spark.range(50).selectExpr("id", "CAST(id AS STRING) AS s")
     spark.conf.unset(MAX_BYTES)

@@ -21,6 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 from cli_runner import run, run_without_spark
 
+from hashexpr import reconcile as rc
+
 PASSWORD = "s3cr3t-Ünïcode pass"
 ROLE = "hx_reconcile_login"
 
@@ -391,3 +393,60 @@ def test_progress_of_a_running_pass_on_a_terminal(tables):
     ticks = re.findall(r"hashexpr: pass 1: source query running \(about [\d,]+ rows\); target [\d,]+ rows read", text)
     assert len(ticks) >= 2, text
     assert process.returncode == 0
+
+
+def test_a_password_as_an_option_and_urls_that_read_more_than_one_way(tables):
+    """The password as a URL option, written as it is or with its name percent-encoded, is masked; a URL whose
+    user information could end at more than one '@' is refused with everything after the scheme hidden."""
+    password = "Zq@Wk/Vy#9"
+    with psycopg.connect(tables["admin"], autocommit=True) as conn:
+        conn.execute(
+            psycopg.sql.SQL("ALTER ROLE {} PASSWORD {}").format(psycopg.sql.Identifier(ROLE), psycopg.sql.Literal(password))
+        )
+    try:
+        base = f"postgresql://{ROLE}@127.0.0.1:{tables['port']}/postgres?table=cli_orders"
+        for url in (f"{base}&password={password}", f"{base}&pass%77ord={quote(password)}"):
+            done = run_without_spark("reconcile", url, tables["parquet"], "--key", "id", "--json")
+            assert done.returncode == 0, done.stderr
+            assert not _leaks(password, done.stdout, done.stderr) and not _leaks(quote(password), done.stdout)
+            assert "=***" in json.loads(done.stdout)["source"]
+        ambiguous = f"postgresql://{ROLE}:{password}@127.0.0.1:{tables['port']}/postgres?table=t&application_name=a@b"
+        refused = run_without_spark("reconcile", ambiguous, tables["parquet"], "--key", "id", "--json")
+        assert refused.returncode == 2 and "SOURCE postgresql://*** reads more than one way" in refused.stderr
+        assert not _leaks(password, refused.stdout, refused.stderr)
+        with pytest.raises(ValueError, match=r"postgresql://\*\*\* reads more than one way") as error:
+            rc.postgres(ambiguous, "t")
+        assert not _leaks(password, str(error.value))
+    finally:
+        with psycopg.connect(tables["admin"], autocommit=True) as conn:
+            conn.execute(
+                psycopg.sql.SQL("ALTER ROLE {} PASSWORD {}").format(psycopg.sql.Identifier(ROLE), psycopg.sql.Literal(PASSWORD))
+            )
+
+
+def test_outputs_of_keys_named_like_the_outputs_columns_and_of_infinite_dates(tables, tmp_path):
+    """A key column named change or source keeps its name; the columns added are then hx_-prefixed. CSV and
+    JSON Lines show infinite dates and years past 9999 as text."""
+    with psycopg.connect(tables["admin"], autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS cli_odd_keys, cli_odd_keys_copy")
+        conn.execute('CREATE TABLE cli_odd_keys ("change" int, "source" date, v text)')
+        conn.execute("INSERT INTO cli_odd_keys VALUES (1, 'infinity', 'a'), (2, '20000-01-01', 'b')")
+        conn.execute("CREATE TABLE cli_odd_keys_copy AS SELECT * FROM cli_odd_keys")
+        conn.execute("UPDATE cli_odd_keys_copy SET v = 'B'")
+    url = tables["url"].replace("public.cli_orders", "{}")
+    source, target = url.format("cli_odd_keys"), url.format("cli_odd_keys_copy")
+    for name in ("o.csv", "o.jsonl", "o.parquet"):
+        done = run_without_spark("reconcile", source, target, "--key", "change,source", "--values", "--quiet",
+                                 "--out", tmp_path / name, "--json")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    sample = json.loads(done.stdout)["sample"]
+    assert sorted((s["key"]["change"], s["key"]["source"], s["change"]) for s in sample) == [
+        (1, "infinity", "update"), (2, "20000-01-01", "update"),
+    ]  # fmt: skip
+    assert pq.read_table(tmp_path / "o.parquet").column_names == [
+        "change", "source", "hx_change", "hx_side", "hx_changed_columns", "hx_source", "hx_target",
+    ]  # fmt: skip
+    jsonl = sorted(json.loads(line)["source"] for line in (tmp_path / "o.jsonl").read_text().splitlines())
+    assert jsonl == ["20000-01-01", "infinity"]
+    csv = (tmp_path / "o.csv").read_text().splitlines()
+    assert csv[0].startswith('"change","source","hx_change"') and any('"infinity"' in line for line in csv[1:])

@@ -81,7 +81,7 @@ def test_types_no_other_system_reproduces_are_refused_naming_column_type_and_sys
                               "(PostgreSQL table odd (")  # fmt: skip
     assert "intervals have no type that every system reads alike" in message
     assert "'n': numeric (decimal(38,*)) in the source and double (double) in the target" in message
-    assert message.endswith("exclude= leaves them out") and message.count("'span'") == 1
+    assert message.endswith("columns= without them leaves them out") and message.count("'span'") == 1
     # Left out by columns=, they are not read at all.
     result = rc.compare(rc.postgres(pg, "odd"), rc.arrow(LAKE), key="id", columns=["v"])
     assert result.differences == 0 and result.counts["unchanged"] == 3

@@ -50,7 +50,7 @@ from hashexpr.reference import (
     record_hash_by_name,
     record_key,
 )
-from hashexpr.spark_types import CalendarIntervalType
+from hashexpr.spark.types import CalendarIntervalType
 
 INT, LONG, STRING, DOUBLE = IntegerType(), LongType(), StringType(), DoubleType()
 LCASE = StringType("UTF8_LCASE")

@@ -52,7 +52,7 @@ from hashexpr.reference import (
     spark_type_of_arrow,
     spark_type_string,
 )
-from hashexpr.spark_types import CalendarIntervalType
+from hashexpr.spark.types import CalendarIntervalType
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 0x68617368

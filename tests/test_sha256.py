@@ -20,9 +20,9 @@ from test_spark_key_parity import MODES, execution_mode
 
 import hashexpr as hx
 from hashexpr import reference
-from hashexpr.collisions import find_collisions
-from hashexpr.diff import diff
-from hashexpr.metadata import with_metadata
+from hashexpr.spark.collisions import find_collisions
+from hashexpr.spark.diff import diff
+from hashexpr.spark.metadata import with_metadata
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 DOCUMENT = json.loads((SPEC / "sha256-vectors-v1.json").read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""Spark's catalog text of a type, read back without a JVM (``hashexpr.spark_arrow.type_text``): what the row-by-row
+"""Spark's catalog text of a type, read back without a JVM (``hashexpr.spark.arrow_path.type_text``): what the row-by-row
 column functions type their arguments by on PySpark before 4.1.
 
 The texts are PySpark's own ``simpleString`` of types built from the frozen vectors' JSON types (``StructType.fromJson``)
@@ -24,8 +24,8 @@ from pyspark.sql.types import (
 from test_arrow_vectors import _load
 from test_golden_vectors import parse_type
 
-from hashexpr.spark_arrow.checks import refused_text
-from hashexpr.spark_arrow.type_text import parse, parse_fields
+from hashexpr.spark.arrow_path.checks import refused_text
+from hashexpr.spark.arrow_path.type_text import parse, parse_fields
 
 VECTOR_FILES = ("vectors-v1.json", "by-name-vectors-v1.json", "key-vectors-v1.json", "sha256-vectors-v1.json")
 

@@ -42,6 +42,7 @@ SECTIONS = (
     "scale",
     "sql",
     "reconcile",
+    "imports",
 )
 
 #: Target lines drawn from several sections' results: (the section after whose part they come, whether it ran or

@@ -101,8 +101,8 @@ def section_diff(
             "k",
         )
 
-    inputs = importlib.import_module("hashexpr.diff.inputs")
-    buckets = importlib.import_module("hashexpr.diff.buckets")
+    inputs = importlib.import_module("hashexpr.spark.diff.inputs")
+    buckets = importlib.import_module("hashexpr.spark.diff.buckets")
 
     def bucket_pass(o_path: str, n_path: str) -> int:
         """hx.diff's first query alone (what it runs before it reads any values): the differing buckets."""
@@ -128,7 +128,7 @@ def section_diff(
             "id",
         )
 
-    sums_module = importlib.import_module("hashexpr.diff.sums")
+    sums_module = importlib.import_module("hashexpr.spark.diff.sums")
 
     def windowed_join(o_path: str, n_path: str) -> int:
         """The join on id with what hx.diff adds to it for duplicate keys: per key, over its rows in row-hash

@@ -1,7 +1,7 @@
-"""What a stored hash column holds, recorded in the column's metadata by :func:`~hashexpr.metadata.with_metadata`.
+"""What a stored hash column holds, recorded in the column's metadata by :func:`~hashexpr.spark.metadata.with_metadata`.
 
-A stored ``_hx_record_key`` is only useful to a later reader (:func:`~hashexpr.diff.diff`,
-:func:`~hashexpr.collisions.find_collisions`) that knows it is the hash it would compute itself: the same
+A stored ``_hx_record_key`` is only useful to a later reader (:func:`~hashexpr.spark.diff.diff`,
+:func:`~hashexpr.spark.collisions.find_collisions`) that knows it is the hash it would compute itself: the same
 function, columns, key options, algorithm and format version. ``with_metadata`` writes that definition into the
 column's metadata (Spark keeps field metadata in Parquet, Delta and catalog tables), under the key
 ``hashexpr``; secrets appear by their conf name only, never their value, and a salt only as a digest. Every other
@@ -15,6 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hashexpr.options import KeyOptions, salt_digest
+
+#: The default name of each metadata column, by field; ``names`` in :func:`with_metadata` overrides them.
+DEFAULT_NAMES: Mapping[str, str] = {
+    "record_key": "_hx_record_key",
+    "record_hash": "_hx_record_hash",
+    "commit_time": "_hx_commit_time",
+    "commit_seqno": "_hx_commit_seqno",
+    "source_file": "_hx_source_file",
+    "format_version": "_hx_format_version",
+}
 
 #: The key of hashexpr's entry in a column's metadata.
 METADATA_KEY = "hashexpr"

@@ -36,3 +36,18 @@ class SystemFailure(RuntimeError):
     def __init__(self, message: str, system: str) -> None:
         super().__init__(message)
         self.system = system
+
+
+#: What to do where no PySpark is installed.
+INSTALL_SPARK = (
+    'pip install "hashexpr[spark]", or run it where the platform gives PySpark (a Databricks runtime, '
+    "databricks-connect, pyspark-client, EMR, Glue, Dataproc, Fabric)"
+)
+
+
+class PySparkMissingError(ModuleNotFoundError):
+    """Something that needs PySpark was asked for where none is installed; the message says what to install."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} needs PySpark, which is not installed: {INSTALL_SPARK}", name="pyspark")
+        self.what = what

@@ -44,10 +44,47 @@ def _line(version: str) -> str:
     return f"{match.group(1)}.{match.group(2)}"
 
 
-def running_spark() -> tuple[str, str]:
-    """Return the Spark line and Scala version of the installed ``pyspark`` (or of ``SPARK_HOME``).
+#: The Spark line of each Databricks runtime, by its major number: databricks-connect's ``pyspark.__version__``
+#: is the runtime's (``16.4.2``), not Spark's.
+DATABRICKS_RUNTIMES: dict[int, str] = {14: "3.5", 15: "3.5", 16: "3.5", 17: "4.0", 18: "4.1"}
 
-    The Scala version is read from the ``scala-library`` jar that Spark runs with.
+
+def spark_line_of(version: str) -> str:
+    """The Spark line of a ``pyspark.__version__``: ``X.Y`` of a Spark version, or of the Spark that a Databricks
+    runtime's number stands for (databricks-connect gives that number).
+
+    Examples
+    --------
+    >>> spark_line_of("4.1.4"), spark_line_of("16.4.2"), spark_line_of("17.3.1")
+    ('4.1', '3.5', '4.0')
+    >>> spark_line_of("13.3.0")
+    Traceback (most recent call last):
+        ...
+    ValueError: pyspark 13.3.0 is databricks-connect for Databricks runtime 13.3, whose Spark (before 3.5) hashexpr is not built for; use runtime 14.3 or later
+    """
+    line = _line(version)
+    major = int(line.split(".")[0])
+    if major < 10:
+        return line
+    if major not in DATABRICKS_RUNTIMES:
+        newest = max(DATABRICKS_RUNTIMES)
+        if major > newest:
+            # A newer runtime runs a newer Spark than any mapped here: the newest line's jar is the nearest.
+            return DATABRICKS_RUNTIMES[newest]
+        raise ValueError(
+            f"pyspark {version} is databricks-connect for Databricks runtime {line}, whose Spark (before 3.5) "
+            f"hashexpr is not built for; use runtime {min(DATABRICKS_RUNTIMES)}.3 or later"
+        )
+    return DATABRICKS_RUNTIMES[major]
+
+
+def running_spark() -> tuple[str, str]:
+    """Return the Spark line and Scala version of the ``pyspark`` this interpreter imports (installed by pip,
+    a runtime's own files on the path, Spark Connect's client or databricks-connect), or of ``SPARK_HOME``.
+
+    The Spark line is read from ``pyspark.__version__`` (never from pip's metadata, which a runtime's PySpark
+    has none of; databricks-connect's is mapped by :func:`spark_line_of`), the Scala version from the
+    ``scala-library`` jar that Spark runs with.
 
     Returns
     -------
@@ -62,7 +99,7 @@ def running_spark() -> tuple[str, str]:
     Examples
     --------
     >>> import pyspark
-    >>> running_spark()[0] == ".".join(pyspark.__version__.split(".")[:2])
+    >>> running_spark()[0] == spark_line_of(pyspark.__version__)
     True
     """
     try:
@@ -71,7 +108,7 @@ def running_spark() -> tuple[str, str]:
         raise ValueError(
             "pyspark is not installed: install it, or name the Spark line with --spark X.Y (jar_path(spark=...))"
         ) from exc
-    spark = _line(pyspark.__version__)
+    spark = spark_line_of(pyspark.__version__)
     homes = [os.environ.get("SPARK_HOME"), os.path.dirname(pyspark.__file__)]
     for home in filter(None, homes):
         for library in sorted(Path(home, "jars").glob("scala-library-*.jar")):

@@ -5,7 +5,7 @@
 In classic PySpark a Column built call by call costs a round trip to the JVM per call, about a dozen when
 DataFrame debugging is on (the default: each function records its call site). An expression written as SQL
 text costs one, however many columns it names, and means the same over Spark Connect.
-:func:`~hashexpr.diff.diff` builds its queries this way: over 20 columns, call by call, they took 0.3–0.7 s.
+:func:`~hashexpr.spark.diff.diff` builds its queries this way: over 20 columns, call by call, they took 0.3–0.7 s.
 """
 
 from __future__ import annotations

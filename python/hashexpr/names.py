@@ -13,11 +13,8 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 def quote(name: str) -> str:
@@ -137,6 +134,8 @@ def column(name: str) -> Column:
     >>> df.select(hx.record_hash(column("a.b")) == hx.record_hash(F.lit(1))).first()[0]
     True
     """
+    from pyspark.sql import functions as F
+
     return F.col(quote(name))
 
 

@@ -308,3 +308,35 @@ def parse_normalization(text: object, function: str) -> KeyOptions:
     'trim; case=upper'
     """
     return parse_key_options(text, function, ("trim", "case", "empty_as_null"))
+
+
+#: The name of the fingerprint column that :func:`fingerprints_by` adds.
+FINGERPRINT_COLUMN = "fingerprint"
+
+#: How rows are combined: the sum of their MurmurHash3 hashes, or the LtHash16 multiset hash of their SHA-256
+#: (with ``secret``, HMAC-SHA-256) hashes, which an adversary cannot forge (``docs/FORMAT.md``, section 11).
+FingerprintAlgorithm = Literal["murmur3", "lthash16"]
+
+
+def check_fingerprint_options(
+    algorithm: object, secret: object, function: str = "dataset_fingerprint"
+) -> tuple[str, str | None]:
+    """The algorithm as SQL reads it and the secret's name; refuses an unknown algorithm, or a secret that
+    lthash16 does not go with or that is no conf name."""
+    chosen = word(algorithm, "algorithm", FINGERPRINT_ALGORITHMS, function)
+    if secret is not None:
+        if chosen != "lthash16":
+            raise ValueError(
+                f"{function}: secret is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256); drop it"
+            )
+        check_secret_name(secret, function)
+    return chosen, secret
+
+
+def fingerprint_prefix(algorithm: str = "murmur3", secret: str | None = None) -> str:
+    """The text a fingerprint of ``algorithm`` starts with: ``'hx1:'``, ``'hx1-lthash16:'`` or
+    ``'hx1-lthash16-hmac:'``."""
+    algorithm, secret = check_fingerprint_options(algorithm, secret)
+    if algorithm == "murmur3":
+        return "hx1:"
+    return "hx1-lthash16-hmac:" if secret else "hx1-lthash16:"

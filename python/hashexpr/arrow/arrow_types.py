@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql.types import (
+
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
@@ -23,6 +24,7 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
     VarcharType,
+    of,
 )
 
 _ATOMIC = {
@@ -49,12 +51,13 @@ def arrow_type(dtype: DataType) -> pa.DataType:
 
     Examples
     --------
-    >>> from pyspark.sql.types import DecimalType, ArrayType, TimestampType
+    >>> from hashexpr.types import DecimalType, ArrayType, TimestampType
     >>> arrow_type(ArrayType(DecimalType(12, 4)))
     ListType(list<item: decimal128(12, 4)>)
     >>> arrow_type(TimestampType())
     TimestampType(timestamp[us, tz=UTC])
     """
+    dtype = of(dtype)
     for spark, arrow in _ATOMIC.items():
         if type(dtype) is spark:
             return arrow

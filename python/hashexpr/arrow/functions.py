@@ -17,7 +17,7 @@ from hashexpr.arrow.engine import native
 from hashexpr.arrow.inputs import read, resolve
 from hashexpr.arrow.options import check_threads, hashing
 from hashexpr.arrow.plan import Input
-from hashexpr.fingerprint_state import FingerprintState
+from hashexpr.fingerprints import FingerprintState
 from hashexpr.options import KeyOptions, check_secret_name
 
 #: The name of the fingerprint column that :func:`fingerprints_by` adds.

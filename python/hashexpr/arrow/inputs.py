@@ -14,10 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
-from hashexpr.arrow import parquet, paths
 from hashexpr.arrow.plan import Input
 from hashexpr.names import Resolver
 
@@ -39,6 +36,10 @@ def read(data: Any, function: str) -> Input:
         return Input.of(data.schema, [data], data.num_rows, "the data")
     if isinstance(data, pa.RecordBatchReader):
         return Input.of(data.schema, data, None, "the data")
+    # pyarrow.dataset imports pandas where it is installed (a third of a second): only for data that needs it.
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
     if isinstance(data, (str, os.PathLike, pq.ParquetFile, ds.Dataset, ds.Scanner)):
         try:
             return _parquet(data, function)
@@ -78,6 +79,11 @@ def read(data: Any, function: str) -> Input:
 
 
 def _parquet(data: Any, function: str) -> Input:
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    from hashexpr.arrow import parquet, paths
+
     if isinstance(data, pq.ParquetFile):
         return parquet.from_parquet_file(data)
     if isinstance(data, ds.Dataset):

@@ -26,6 +26,12 @@ import pyarrow.parquet as pq
 FIRST_SECOND = -62_135_596_800
 LAST_SECOND = (2**63 - 1 - 2_440_588 * 86_400_000_000) // 1_000_000
 
+#: Why an INT96 column of a ``pq.ParquetFile`` is refused: its file cannot be read again to be checked.
+UNCHECKED = (
+    "it is a Parquet INT96 timestamp, which pyarrow reads as another instant before year 1 and after year "
+    "287,566, and a ParquetFile cannot be read again to check it: pass the file's path or a pyarrow dataset"
+)
+
 #: Why such a column is refused.
 REFUSAL = (
     "it holds a Parquet INT96 timestamp before year 1 or after year 287,566, which pyarrow reads as another "

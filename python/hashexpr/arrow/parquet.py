@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from hashexpr.arrow import spark_schema
 from hashexpr.arrow.int96 import REFUSAL as INT96_REFUSAL
+from hashexpr.arrow.int96 import UNCHECKED as INT96_UNCHECKED
 from hashexpr.arrow.int96 import outside as int96_outside
 from hashexpr.arrow.partitions import ARROW_TYPES, PartitionError, infer
 from hashexpr.arrow.plan import (
@@ -63,8 +64,13 @@ def plan_file(path: str, parquet: pq.ParquetFile | None = None, label: str | Non
         plans = [plan_column(f, found, leaves.get(f.name), label or f"the file {path}") for f in schema]
         int96 = _int96(leaves)
         if parquet is None:
-            # A ParquetFile that was given comes read already; a path is read again to check its INT96 years.
+            # A path is read again to check its INT96 years (int96.py).
             _refuse_misread(plans, int96, path)
+        else:
+            # A ParquetFile cannot be read again in another unit: its INT96 years go unchecked, so refused.
+            for plan in plans:
+                if plan.name in int96 and plan.refusal is None:
+                    plan.refusal = INT96_UNCHECKED
         return FilePlan(path, schema, plans, reader.metadata.num_rows, int96)
     finally:
         if parquet is None:

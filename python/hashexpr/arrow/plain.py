@@ -54,11 +54,24 @@ def plain(data: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     wanted = plain_type(data.type)
     if wanted == data.type:
         return data
-    try:
-        return data.cast(wanted)
-    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-        # pyarrow casts list views only to lists of their own offsets' width, and not at every depth.
+    if _has_list_view(data.type):
+        # pyarrow's cast of a list view can make an array whose offsets are wrong: the values are rebuilt.
+        if isinstance(data, pa.ChunkedArray):
+            return pa.chunked_array([pa.array(c.to_pylist(), wanted) for c in data.chunks], wanted)
         return pa.array(data.to_pylist(), wanted)
+    return data.cast(wanted)
+
+
+def _has_list_view(t: pa.DataType) -> bool:
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_list_view(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _has_list_view(t.key_type) or _has_list_view(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_dictionary(t):
+        return _has_list_view(t.value_type)
+    return False
 
 
 def plain_batch(batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch | pa.Table:

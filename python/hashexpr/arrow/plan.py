@@ -55,10 +55,9 @@ _NAIVE_NANOS = (
     "pa.timestamp('ns', 'UTC')); for a Parquet file, pass its path or a pyarrow dataset"
 )
 _INT96_UNIT = (
-    "it is a Parquet INT96 timestamp (Spark's TIMESTAMP) that pyarrow read in {unit}, which {why}; read it in "
-    "microseconds (pq.read_table(path, coerce_int96_timestamp_unit='us'), or "
-    "ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit='us'))), or pass the "
-    "path"
+    "it is a Parquet INT96 timestamp (Spark's TIMESTAMP) that pyarrow read in {unit}, which {why}; pass the path, "
+    "or read it in microseconds as a dataset "
+    "(ds.dataset(path, format=ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit='us'))))"
 )
 _NANOS_FILE = (
     "its Parquet type is TIMESTAMP(NANOS), which Spark cannot read (PARQUET_TYPE_ILLEGAL); write it in "

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import decimal
-import importlib.util
 import json
 import math
 import os
@@ -31,8 +30,7 @@ from hashexpr.cli import formats as hformats
 from hashexpr.cli import inputs as hinputs
 from hashexpr.cli import outputs as houtputs
 from hashexpr.cli.session import DEFAULT_MASTER
-from hashexpr.definitions import is_metadata_column
-from hashexpr.metadata import DEFAULT_NAMES
+from hashexpr.definitions import DEFAULT_NAMES, is_metadata_column
 from hashexpr.options import KeyOptions
 from hashexpr.reference.case_mapping import case_map
 
@@ -211,7 +209,10 @@ def _char_varchar(text: bytes | None) -> dict[str, str]:
 
 def hex_upper(hashes: pa.FixedSizeBinaryArray) -> pa.StringArray:
     """Hashes as upper-case hex strings, as SQL ``hex()`` writes them (NULL stays NULL)."""
-    import numpy as np
+    try:
+        import numpy as np
+    except ImportError:  # the wheel needs no numpy: one value at a time, then
+        return pa.array([None if v is None else v.hex().upper() for v in hashes.to_pylist()], pa.string())
 
     width = hashes.type.byte_width
     digits = np.frombuffer(b"0123456789ABCDEF", np.uint8)
@@ -359,8 +360,6 @@ def write_hashed(
         if not spark_writes_as_read(field.type):
             raise Ineligible(f"Spark would write the column {field.name!r} ({field.type}) as another type")
     check_declarations(files, files.schema.names)
-    if as_hex and importlib.util.find_spec("numpy") is None:
-        raise Ineligible("--hex on the Arrow engine needs numpy")
     options = {"algorithm": hashing.get("algorithm", "murmur3"), "hmac_key": hashing.get("hmac_key")}
     added_type = pa.string() if as_hex else pa.binary()
     added_names = ([names[1]] if key_columns else []) + [names[0]]

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from hashexpr.cli import formats as hformats
 from hashexpr.cli import outputs as houtputs
 from hashexpr.cli.report import json_value
+from hashexpr.reconcile.local import output_columns
 
 #: The output formats by suffix; a name without one is a directory of Parquet part files.
 SUFFIXES = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}
@@ -60,8 +61,9 @@ def check_out(path: str, mode: str, inputs: Sequence[str]) -> str:
     return houtputs.check_output(path, mode, inputs)
 
 
-def write(changes: pa.Table, path: str, mode: str) -> str:
-    """Write ``changes`` to ``path`` in its format (:func:`out_format`); return the format."""
+def write(changes: pa.Table, path: str, mode: str, keys: Sequence[str]) -> str:
+    """Write ``changes`` (of the key columns ``keys``) to ``path`` in its format (:func:`out_format`); return the
+    format."""
     import pyarrow.parquet as pq
 
     fmt = out_format(path)
@@ -77,10 +79,11 @@ def write(changes: pa.Table, path: str, mode: str) -> str:
         elif fmt == "csv":
             import pyarrow.csv as pcsv
 
-            pcsv.write_csv(flat(changes), staging)
+            pcsv.write_csv(flat(displayable(changes), keys), staging)
         else:
+            rows = displayable(changes).to_pylist()
             with open(staging, "w", encoding="utf-8") as out:
-                out.writelines(json.dumps(_finite(json_value(row)), ensure_ascii=False) + "\n" for row in changes.to_pylist())
+                out.writelines(json.dumps(_finite(json_value(row)), ensure_ascii=False) + "\n" for row in rows)
 
     houtputs.write_staged(target, mode, write_into)
     return fmt
@@ -168,12 +171,13 @@ def iso_instant(micros: int, zone: str) -> str:
     return f"{iso_day(days)}T{clock}{f'.{fraction:06d}' if fraction else ''}{zone}"
 
 
-def flat(changes: pa.Table) -> pa.Table:
-    """``changes`` as CSV can hold it: structs as columns ``NAME.FIELD``, lists, maps and nested values as JSON
-    text, binary values as upper-case hex."""
+def flat(changes: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """``changes`` as CSV can hold it: the value structs as columns ``NAME.FIELD``, lists, maps and nested values
+    as JSON text, binary values as upper-case hex."""
+    names = output_columns(keys)
     columns: dict[str, pa.Array] = {}
     for name, column in zip(changes.column_names, changes.columns):
-        if pa.types.is_struct(column.type) and name in ("source", "target"):
+        if pa.types.is_struct(column.type) and name in (names["source"], names["target"]):
             for i in range(column.type.num_fields):
                 field = column.type.field(i)
                 columns[f"{name}.{field.name}"] = _csv_column(pa.chunked_array([c.field(i) for c in column.chunks], field.type))
@@ -209,15 +213,16 @@ def _finite(value: Any) -> Any:
 def sample(changes: pa.Table, keys: Sequence[str], limit: int) -> list[dict[str, Any]]:
     """The first ``limit`` differing rows as ``--json`` shows them: ``change``, ``side``, ``key`` (the key
     columns' values, typed), ``changed_columns`` and, when fetched, ``source`` and ``target`` values."""
+    names = output_columns(keys)
     rows = displayable(changes.slice(0, limit)).to_pylist() if limit > 0 else []
     found = []
     for row in rows:
-        item: dict[str, Any] = {"change": row["change"], "side": row["side"]}
+        item: dict[str, Any] = {"change": row[names["change"]], "side": row[names["side"]]}
         item["key"] = {k: _finite(json_value(row[k])) for k in keys}
-        item["changed_columns"] = row["changed_columns"]
+        item["changed_columns"] = row[names["changed_columns"]]
         for side in ("source", "target"):
-            if side in row:
-                item[side] = _finite(json_value(row[side]))
+            if names[side] in row:
+                item[side] = _finite(json_value(row[names[side]]))
         found.append(item)
     return found
 
@@ -243,14 +248,16 @@ def shown(value: Any) -> str:
 def lines(changes: pa.Table, keys: Sequence[str], limit: int) -> list[str]:
     """The first ``limit`` differing rows as text lines: the change, the key, the changed columns (and their
     values, when fetched)."""
+    names = output_columns(keys)
     found = []
     for row in displayable(changes.slice(0, max(limit, 0))).to_pylist():
         key = ", ".join(f"{k}={shown(row[k])}" for k in keys)
-        line = f"{row['change']:<13}  {key}"
-        changed = row["changed_columns"]
+        line = f"{row[names['change']]:<13}  {key}"
+        changed = row[names["changed_columns"]]
+        before, after = row.get(names["source"]), row.get(names["target"])
         if changed:
-            if "source" in row and row["source"] is not None and row["target"] is not None:
-                details = [f"{c}: {shown(row['source'][c])} -> {shown(row['target'][c])}" for c in changed]
+            if before is not None and after is not None:
+                details = [f"{c}: {shown(before[c])} -> {shown(after[c])}" for c in changed]
                 line += "  " + "; ".join(details)
             else:
                 line += "  " + ", ".join(changed)

@@ -15,9 +15,6 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from py4j.protocol import Py4JError, Py4JJavaError
-from pyspark.errors import PySparkException
-
 import hashexpr as hx
 from hashexpr.cli import session as cli_session
 from hashexpr.cli import signals as cli_signals
@@ -32,13 +29,13 @@ from hashexpr.cli.grammar import common_options
 from hashexpr.cli.outcome import EXIT_SPARK, EXIT_USAGE, Outcome
 from hashexpr.cli.report import error, print_json, print_summary
 from hashexpr.cli.session import PROG
-from hashexpr.errors import SchemaMismatchError, SystemFailure
+from hashexpr.errors import PySparkMissingError, SchemaMismatchError, SystemFailure
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-# Errors caused by what the user asked for.
-_USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, PySparkException)
+# Errors caused by what the user asked for (and PySpark's own: _pyspark_error).
+_USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError)
 
 # Spark errors about the input data itself (a file that is not what its format says, a malformed record in
 # FAILFAST mode): input errors, though Spark finds them only while a job runs.
@@ -137,19 +134,27 @@ def _failure(exc: BaseException) -> tuple[int, str]:
             f"the schemas of old and new differ: {problems}. Pass --columns A,B,... to compare chosen "
             "columns (present on both sides), or --exclude the others"
         )
-    if isinstance(exc, _USER_ERRORS):
+    if isinstance(exc, PySparkMissingError):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, _USER_ERRORS) or _kind(exc, "pyspark.errors.exceptions.base", "PySparkException"):
         return EXIT_USAGE, _first_line(exc)
-    if isinstance(exc, Py4JJavaError):
+    if _kind(exc, "py4j.protocol", "Py4JJavaError"):
         message = _java_message(exc.java_exception)
         status = EXIT_USAGE if any(f"[{c}" in message for c in _INPUT_ERROR_CLASSES) else EXIT_SPARK
         return status, message
-    if isinstance(exc, (Py4JError, ConnectionError)):
+    if _kind(exc, "py4j.protocol", "Py4JError") or isinstance(exc, ConnectionError):
         # The JVM went away (killed, out of memory): what it was writing is unfinished.
         cli_session.abandon()
         return EXIT_SPARK, f"Spark's JVM ended unexpectedly ({_first_line(exc)})"
     if isinstance(exc, Exception):
         return EXIT_SPARK, f"{type(exc).__name__}: {_first_line(exc)}"
     raise exc
+
+
+def _kind(exc: BaseException, module: str, name: str) -> bool:
+    """Whether ``exc`` is an instance of the class ``module.name``, told without importing it: a run that needs
+    no Spark imports neither PySpark nor py4j."""
+    return any(k.__name__ == name and k.__module__ == module for k in type(exc).__mro__)
 
 
 def _java_message(java_exception: Any) -> str:
@@ -166,7 +171,9 @@ def _java_message(java_exception: Any) -> str:
             text = str(cause.getMessage() or "")
             name = cause.getClass().getName()
             cause = cause.getCause()
-        except Py4JError:
+        except Exception as error:
+            if not _kind(error, "py4j.protocol", "Py4JError"):
+                raise
             break
         if text.startswith("["):
             best = f"{name}: {_first_line(text)}"

@@ -17,14 +17,16 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-
-from py4j.protocol import Py4JError
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING
 
 import hashexpr as hx
 from hashexpr.cli import inputs as hinputs
 from hashexpr.cli import outputs as houtputs
 from hashexpr.cli import signals as cli_signals
+from hashexpr.errors import PySparkMissingError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 PROG = "hashexpr"
 
@@ -124,6 +126,9 @@ def spark_session(
         Keep Spark's warnings and errors, with their stack traces, on stderr.
     """
     check_master(master)
+    _require_pyspark(formats)
+    from py4j.protocol import Py4JError
+
     _refuse_a_running_spark()
     quiet_python_loggers(verbose)
     scratch = tempfile.mkdtemp(prefix="hashexpr-")
@@ -198,6 +203,18 @@ def given_session(
             _logger(name).setLevel(level)
 
 
+def _require_pyspark(formats: Sequence[str]) -> None:
+    """A command that runs Spark, where no PySpark is installed: one line that says what to install."""
+    try:
+        import py4j  # noqa: F401
+        import pyspark  # noqa: F401
+    except ModuleNotFoundError as error:
+        if error.name not in ("pyspark", "py4j"):
+            raise
+        what = f"reading {' or '.join(formats)} tables" if formats else "this command (it runs Spark)"
+        raise PySparkMissingError(what) from None
+
+
 def _refuse_a_running_spark() -> None:
     """A command starts its own Spark, and stops it: never one that this process already runs (a notebook's),
     which it would take over and stop."""
@@ -213,6 +230,8 @@ def _refuse_a_running_spark() -> None:
 def _start(
     master: str, conf: Sequence[tuple[str, str]], formats: Sequence[str], verbose: bool, scratch: str
 ) -> SparkSession:
+    from pyspark.sql import SparkSession
+
     builder = SparkSession.builder.master(master).appName(PROG)
     if master.startswith("local"):
         # An embedded Spark talks only to itself; binding to the loopback address keeps it working where the

@@ -140,7 +140,7 @@ def compare(
         Columns to leave out (of either side), comparing every other column as with ``columns=None``.
     values : bool
         Fetch the compared columns' values of the differing rows too: ``changes()`` then has the structs
-        ``source`` and ``target`` (as :func:`hashexpr.diff` with ``include_values=True``).
+        ``source`` and ``target`` (as :func:`hashexpr.spark.diff` with ``include_values=True``).
     statement_timeout : float, optional
         Seconds any one pass of a system may take before it is cancelled (a ``TimeoutError``).
     progress : callable, optional

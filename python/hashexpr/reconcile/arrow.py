@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.types import NullType, StringType
 
 from hashexpr.arrow import record_hash, record_key, spark_types
 from hashexpr.arrow.plain import plain, plain_batch, plain_type
@@ -44,6 +43,7 @@ from hashexpr.reconcile.sources import (
     value_column,
 )
 from hashexpr.sql.types import parse_type
+from hashexpr.types import NullType, StringType
 
 _SHA = "sha256"
 #: Rows per batch read from a stream.

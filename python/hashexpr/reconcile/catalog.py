@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.types import (
+from hashexpr.sql.postgres import UnconstrainedNumeric
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
@@ -24,6 +25,7 @@ from pyspark.sql.types import (
     IntegerType,
     LongType,
     MapType,
+    NullType,
     ShortType,
     StringType,
     StructField,
@@ -31,8 +33,6 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
-
-from hashexpr.sql.postgres import UnconstrainedNumeric
 
 #: What to do about a type without a counterpart.
 CAST_IT = "cast it in a view (to text, or to a type in docs/SQL.md's table)"
@@ -169,6 +169,8 @@ def postgres_projection(type_of: Callable[[int], PostgresType], oid: int) -> str
 # --- DuckDB -------------------------------------------------------------------------------------------------
 
 _DUCKDB_ATOMIC: dict[str, DataType] = {
+    # A column of NULLs alone (CREATE TABLE AS over an all-NULL column): NULLs of any type.
+    "null": NullType(),
     "tinyint": ByteType(),
     "smallint": ShortType(),
     "integer": IntegerType(),

@@ -15,7 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.types import (
+from hashexpr.names import Resolver
+from hashexpr.reconcile.catalog import SideColumn
+from hashexpr.sql.types import type_name
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
@@ -36,10 +39,6 @@ from pyspark.sql.types import (
     TimestampType,
     VarcharType,
 )
-
-from hashexpr.names import Resolver
-from hashexpr.reconcile.catalog import SideColumn
-from hashexpr.sql.types import type_name
 
 #: The two sides, as results and messages name them.
 SIDES = ("source", "target")
@@ -317,7 +316,7 @@ def plan(
                 reports.append(_report(c.name, LEFT_OUT, None, c, f"among {words.exclude}"))
             else:
                 reports.append(_report(c.name, ONLY_IN_TARGET, None, c, unpaired_why.get(c.name)))
-    _check(keys, compared, label, words)
+    _check(keys, compared, label, words, columns is not None)
     schema = [_report(p.name, KEY, p.source, p.target) for p in keys]
     schema += [_report(p.name, COMPARED, p.source, p.target) for p in compared]
     return Plan(tuple(keys), tuple(compared), tuple(schema + reports))
@@ -353,7 +352,7 @@ def _excluded(
     return found
 
 
-def _check(keys: list[Pair], compared: list[Pair], label: dict[str, str], words: Words) -> None:
+def _check(keys: list[Pair], compared: list[Pair], label: dict[str, str], words: Words, chosen: bool) -> None:
     """Refuse, in one message that names each column once, every pair that cannot be compared exactly."""
     problems: dict[str, list[str]] = {}
     refused_compared: list[str] = []
@@ -378,7 +377,7 @@ def _check(keys: list[Pair], compared: list[Pair], label: dict[str, str], words:
     fix = ""
     if refused_compared:
         them = "it" if len(refused_compared) == 1 else "them"
-        fix = f". {words.exclude} leaves {them} out"
+        fix = f". {words.columns} without {them} leaves {them} out" if chosen else f". {words.exclude} leaves {them} out"
     what = "a column cannot" if count == 1 else f"{count} columns cannot"
     raise ValueError(f"{words.prefix}{what} be compared exactly: " + "; ".join(parts) + fix)
 

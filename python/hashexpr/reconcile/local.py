@@ -1,4 +1,4 @@
-"""The rows of the differing segments, compared here: by key hash, as :func:`hashexpr.diff.diff` compares them.
+"""The rows of the differing segments, compared here: by key hash, as :func:`hashexpr.spark.diff.diff` compares them.
 
 Each side's fetched rows carry their key values, key hash, row hash and compared columns' hashes (and, when
 asked for, the compared columns' values). Rows match when their key hashes are equal (their keys' encodings
@@ -30,8 +30,23 @@ from hashexpr.reconcile.sources import (
 #: The change types in the order the changes are listed.
 CHANGES = ("insert", "delete", "update", "duplicate_key", "null_key")
 
-#: The names of the value structs of :func:`changes_table`, one per side.
-SOURCE_VALUES, TARGET_VALUES = "source", "target"
+#: The columns :func:`changes_table` adds to the key columns, by their usual names.
+OUTPUT = ("change", "side", "changed_columns", "source", "target")
+
+
+def output_columns(key_names: Sequence[str]) -> dict[str, str]:
+    """The names of the columns :func:`changes_table` adds to the key columns: ``change``, ``side``,
+    ``changed_columns`` and the value structs ``source`` and ``target``; each ``hx_``-prefixed where a key column
+    has one of these names (in any case), or a name a CSV output would flatten a struct's field to.
+
+    Examples
+    --------
+    >>> output_columns(["id"])["change"], output_columns(["Change"])["change"], output_columns(["source.v"])["side"]
+    ('change', 'hx_change', 'hx_side')
+    """
+    taken = {k.lower() for k in key_names}
+    clash = taken & set(OUTPUT) or any(k.startswith(("source.", "target.")) for k in taken)
+    return {name: f"hx_{name}" if clash else name for name in OUTPUT}
 
 
 @dataclass(frozen=True)
@@ -125,26 +140,28 @@ def changes_table(
 ) -> pa.Table:
     """The reported rows: the key columns (named ``key_names``), ``change``, ``side`` and ``changed_columns``,
     ordered by change type, then key hash; with ``compared`` (when the fetched rows hold the values), the structs
-    ``source`` and ``target`` of the compared columns' values on each side (NULL for a side the row is not on)."""
+    ``source`` and ``target`` of the compared columns' values on each side (NULL for a side the row is not on).
+    The added columns are named by :func:`output_columns`."""
+    names = output_columns(key_names)
     tables = (plain_batch(source), plain_batch(target))
     parts = []
     for s, table in enumerate(tables):
         rows = [r for r in found.rows if r.side == s]
         taken = table.take(pa.array([r.index for r in rows], pa.int64()))
         columns = {name: taken.column(key_column(i)) for i, name in enumerate(key_names)}
-        columns["change"] = pa.array([r.change for r in rows], pa.string())
-        columns["side"] = pa.array([r.label for r in rows], pa.string())
-        columns["changed_columns"] = pa.array([r.changed for r in rows], pa.list_(pa.string()))
+        columns[names["change"]] = pa.array([r.change for r in rows], pa.string())
+        columns[names["side"]] = pa.array([r.label for r in rows], pa.string())
+        columns[names["changed_columns"]] = pa.array([r.changed for r in rows], pa.list_(pa.string()))
         if compared is not None:
             own = [r.index for r in rows]
             other = [r.other for r in rows]
             source_rows, target_rows = (own, [None] * len(rows)) if s == 0 else (other, own)
-            columns[SOURCE_VALUES] = _values(tables[0], source_rows, compared)
-            columns[TARGET_VALUES] = _values(tables[1], target_rows, compared)
+            columns[names["source"]] = _values(tables[0], source_rows, compared)
+            columns[names["target"]] = _values(tables[1], target_rows, compared)
         columns["hx_order"] = taken.column(KEY_HASH)
         parts.append(pa.table(columns))
     table = _concat(parts, key_names)
-    rank = pc.index_in(table.column("change"), value_set=pa.array(CHANGES, pa.string()))
+    rank = pc.index_in(table.column(names["change"]), value_set=pa.array(CHANGES, pa.string()))
     table = table.append_column("hx_rank", rank)
     table = table.sort_by([("hx_rank", "ascending"), ("hx_order", "ascending")])
     return table.drop_columns(["hx_rank", "hx_order"])

@@ -16,14 +16,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.types import (
-    ArrayType,
-    DataType,
-    DateType,
-    DecimalType,
-    TimestampNTZType,
-    TimestampType,
-)
 
 from hashexpr import sql as hsql
 from hashexpr.errors import SystemFailure
@@ -62,6 +54,14 @@ from hashexpr.reconcile.sources import (
 from hashexpr.reconcile.urls import normalized
 from hashexpr.sql.layered import Layered, postgres_record_hash, postgres_record_key
 from hashexpr.sql.postgres import NUMERIC_INFINITY, NUMERIC_NAN, NUMERIC_WIDE, UnconstrainedNumeric
+from hashexpr.types import (
+    ArrayType,
+    DataType,
+    DateType,
+    DecimalType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 #: What makes each type's text a one-to-one image of its values, the same on every server (every float digit,
 #: instants in UTC, ISO dates, hex bytea), set for the comparison's transaction alone.
@@ -77,7 +77,8 @@ JIT_ROWS = 2_000_000
 
 
 def _quote(name: str) -> str:
-    return DIALECT.quote(name)
+    """A quoted identifier, its ``%`` doubled: every query goes through psycopg's placeholders (``_run``)."""
+    return DIALECT.quote(name).replace("%", "%%")
 
 
 def _segment(key_hash: str, bits: int) -> str:
@@ -119,6 +120,8 @@ class PostgresSource(Source):
             )
         self._table_text = table
         self.table = table_sql(table, "postgres")
+        # The name as the queries' SQL holds it: a '%' doubled for psycopg's placeholders (_run).
+        self._from = self.table.replace("%", "%%")
         self._conn: Any = None
         self._saved: tuple[Any, ...] | None = None
         self._columns: list[SideColumn] | None = None
@@ -236,17 +239,19 @@ class PostgresSource(Source):
         import psycopg
 
         try:
-            return self._conn.execute(query, params, binary=binary).fetchall()
+            # Always with parameters, so that psycopg reads every query alike ('%' doubled: _quote).
+            return self._conn.execute(query, params if params is not None else [], binary=binary).fetchall()
         except psycopg.errors.QueryCanceled as error:
             raise TimeoutError(f"PostgreSQL: {self.label}: {_first_line(error)}") from None
         except psycopg.DataError as error:
+            # A value no Spark type holds fails a pass (the SQL's own refusal, or a conversion that overflows).
             refused = re.search(r'"hashexpr: ([^"]*)"', _first_line(error))
-            if refused is None:
-                raise SystemFailure(f"PostgreSQL: {self.label}: {_first_line(error)}", self.system) from None
             found = self._diagnose(plan) if plan is not None else None
+            if refused is None and found is None:
+                raise SystemFailure(f"PostgreSQL: {self.label}: {_first_line(error)}", self.system) from None
             raise ValueError(
-                f"PostgreSQL: {self.label}: {found or refused.group(1)}; leave the column out, or fix or cast it "
-                "in a view"
+                f"PostgreSQL: {self.label}: {found or refused.group(1)}; fix or cast it in a view, or leave the "
+                "column out"
             ) from None
         except psycopg.Error as error:
             raise SystemFailure(f"PostgreSQL: {self.label}: {_first_line(error)}", self.system) from None
@@ -259,14 +264,14 @@ class PostgresSource(Source):
         keys = ", ".join(f"CAST({_quote(n)} AS text)" for n, _ in plan.key)
         for name, dtype in plan.hashed:
             for predicate, problem in problems(_quote(name), dtype):
-                query = f"SELECT {keys} FROM {self.table} WHERE {predicate} LIMIT 1"
+                query = f"SELECT {keys} FROM {self._from} WHERE {predicate} LIMIT 1"
                 try:
-                    found = self._conn.execute(query).fetchall()
+                    found = self._conn.execute(query, []).fetchall()
                 except psycopg.Error:
                     # The failed pass ended the transaction: look in a new one.
                     self._conn.execute("ROLLBACK")
                     self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    found = self._conn.execute(query).fetchall()
+                    found = self._conn.execute(query, []).fetchall()
                 if found:
                     return f"column {name!r}, {key_text(plan, found[0])}: {problem}"
         return None
@@ -326,7 +331,7 @@ class PostgresSource(Source):
         ][0]
         if estimate is None or estimate < 0:
             # Never analysed, or a view: the planner's estimate, which runs nothing.
-            plan = self._run(f"EXPLAIN (FORMAT JSON) SELECT * FROM {self.table}", binary=False)[0][0]
+            plan = self._run(f"EXPLAIN (FORMAT JSON) SELECT * FROM {self._from}", binary=False)[0][0]
             return int(plan[0]["Plan"]["Plan Rows"])
         return int(estimate)
 
@@ -338,7 +343,7 @@ class PostgresSource(Source):
         values = ", ".join(
             f"{self._projections.get(n, '{0}').format(_quote(n))} AS {c}" for c, (n, _) in zip(columns, plan.hashed)
         )
-        return f"SELECT {values} FROM {self.table}"
+        return f"SELECT {values} FROM {self._from}"
 
     def _keyed(self, plan: SidePlan, rows: str | None = None) -> str:
         """Every row (of ``rows``, whose columns are ``hx_c0``, ``hx_c1``, ...): the hashed columns, its key hash
@@ -366,6 +371,10 @@ class PostgresSource(Source):
     def digest_signature(self, plan: SidePlan) -> str | None:
         """The server's major version and the catalog types of the hashed columns: two PostgreSQL tables with
         the same signature are compared by their rows' texts in the aggregate passes (:meth:`use_text_digests`)."""
+        if any(isinstance(t, UnconstrainedNumeric) for _, t in plan.hashed):
+            # Each value prints its own scale: equal values written with other scales would make every
+            # segment differ and be fetched.
+            return None
         major = int(self._run("SELECT current_setting('server_version_num')", binary=False)[0][0]) // 10000
         shown = {c.name: c.type_text for c in self.columns()}
         return f"PostgreSQL {major}: " + ", ".join(shown[name] for name, _ in plan.hashed)

@@ -14,7 +14,11 @@ import decimal
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import (
+
+from hashexpr.arrow.arrow_types import arrow_type
+from hashexpr.reconcile.columns import SidePlan
+from hashexpr.sql.postgres import NUMERIC_INFINITY, NUMERIC_NAN, Postgres, UnconstrainedNumeric
+from hashexpr.types import (
     ArrayType,
     DataType,
     DateType,
@@ -23,10 +27,6 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
-
-from hashexpr.arrow.arrow_types import arrow_type
-from hashexpr.reconcile.columns import SidePlan
-from hashexpr.sql.postgres import NUMERIC_INFINITY, NUMERIC_NAN, Postgres, UnconstrainedNumeric
 
 
 class Dialect(Postgres):
@@ -96,6 +96,16 @@ def problems(column: str, dtype: DataType) -> list[tuple[str, str]]:
                 (too_wide(column), "a value of more than 38 digits, which no Spark decimal holds"),
             ]
         return found
+    if isinstance(dtype, (TimestampType, TimestampNTZType)):
+        # Spark's last microsecond: PostgreSQL holds 30 years more, whose microseconds overflow 64 bits.
+        last = "294247-01-10 04:00:54.775807" + ("+00" if isinstance(dtype, TimestampType) else "")
+        kind = "timestamp with time zone" if isinstance(dtype, TimestampType) else "timestamp without time zone"
+        return [
+            (
+                f"{column} > CAST('{last}' AS {kind}) AND {column} <> CAST('infinity' AS {kind})",
+                "a timestamp after 294247-01-10 04:00:54.775807, which no Spark timestamp holds",
+            )
+        ]
     if isinstance(dtype, ArrayType):
         found = [(f"array_ndims({column}) > 1", "a multi-dimensional array, which no Spark array is")]
         if isinstance(dtype.elementType, DecimalType):

@@ -29,7 +29,7 @@ import pyarrow as pa
 from hashexpr.arrow.arrow_types import arrow_type
 from hashexpr.reconcile import columns as hcolumns
 from hashexpr.reconcile.columns import SidePlan, Words
-from hashexpr.reconcile.local import Found, changes_table, compare_rows
+from hashexpr.reconcile.local import Found, changes_table, compare_rows, output_columns
 from hashexpr.reconcile.result import Result
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, SEGMENT_BYTES, difference
 from hashexpr.reconcile.sources import Source
@@ -328,14 +328,15 @@ def plural(n: int, noun: str) -> str:
 
 
 def _empty_changes(plan: hcolumns.Plan, values: bool) -> pa.Table:
+    names = output_columns([p.name for p in plan.key])
     fields = [pa.field(p.name, arrow_type(p.source.dtype)) for p in plan.key]
     fields += [
-        pa.field("change", pa.string()),
-        pa.field("side", pa.string()),
-        pa.field("changed_columns", pa.list_(pa.string())),
+        pa.field(names["change"], pa.string()),
+        pa.field(names["side"], pa.string()),
+        pa.field(names["changed_columns"], pa.list_(pa.string())),
     ]
     if values:
         for side in ("source", "target"):
             struct = [pa.field(p.name, arrow_type(getattr(p, side).dtype)) for p in plan.compared]
-            fields.append(pa.field(side, pa.struct(struct)))
+            fields.append(pa.field(names[side], pa.struct(struct)))
     return pa.schema(fields).empty_table()

@@ -22,7 +22,7 @@ class Result:
     ----------
     counts : dict of str to int
         Rows per kind: ``inserted`` (only in the target), ``deleted`` (only in the source), ``updated``,
-        ``unchanged``, and the rows of ``duplicate_key`` and ``null_key`` (as :func:`hashexpr.diff.diff` reports
+        ``unchanged``, and the rows of ``duplicate_key`` and ``null_key`` (as :func:`hashexpr.spark.diff.diff` reports
         them); a changed row pair counts once. Then the columns one side alone has (unless left out by
         ``columns=`` or ``exclude=``): ``columns_only_in_source`` and ``columns_only_in_target``.
     schema : tuple of :class:`~hashexpr.reconcile.columns.ColumnReport`

@@ -8,16 +8,17 @@ and the four lanes' exact sums (Spark's ``sum`` of 32-bit values is a 64-bit sum
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import uuid
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.types import DataType
 
 from hashexpr import jar_sql
 from hashexpr import sql as hsql
+from hashexpr.errors import PySparkMissingError
 from hashexpr.names import quote
 from hashexpr.reconcile.catalog import SideColumn
 from hashexpr.reconcile.columns import SidePlan
@@ -33,6 +34,7 @@ from hashexpr.reconcile.sources import (
     segment_clause,
     value_column,
 )
+from hashexpr.types import DataType, of
 
 _OPTIONS = "algorithm=sha256"
 
@@ -56,6 +58,8 @@ class SparkSource(Source):
         super().__init__()
         if engine not in ("auto", "jar", "sql"):
             raise ValueError(f"spark: engine must be 'auto', 'jar' or 'sql', got {engine!r}")
+        if importlib.util.find_spec("pyspark") is None:
+            raise PySparkMissingError("rc.spark")
         self._engine_choice = engine
         if isinstance(data, str):
             self._name: str | None = data
@@ -109,7 +113,7 @@ class SparkSource(Source):
         pass
 
     def columns(self) -> list[SideColumn]:
-        return [SideColumn(f.name, f.dataType.simpleString(), f.dataType) for f in self._df.schema.fields]
+        return [SideColumn(f.name, f.dataType.simpleString(), of(f.dataType)) for f in self._df.schema.fields]
 
     def row_estimate(self) -> int:
         return int(self._collect(self._df.selectExpr("count(*) AS n"))[0]["n"])

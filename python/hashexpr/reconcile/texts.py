@@ -17,7 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.types import (
+
+from hashexpr._native import postgres_row_digests
+from hashexpr.reconcile.columns import SidePlan
+from hashexpr.sql.postgres import UnconstrainedNumeric
+from hashexpr.types import (
     BinaryType,
     BooleanType,
     DataType,
@@ -32,10 +36,6 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
-
-from hashexpr._native import postgres_row_digests
-from hashexpr.reconcile.columns import SidePlan
-from hashexpr.sql.postgres import UnconstrainedNumeric
 
 #: A row whose text's ``hashtextextended(..., 0)`` the server must agree on before the texts are relied on (a
 #: server of another byte order hashes otherwise): ``(hashexpr,"v 1")``, a full block of 12 bytes and a tail.

@@ -2,8 +2,8 @@
 
 This package follows ``docs/FORMAT.md`` and nothing else: it is the independent oracle the
 Catalyst expression is checked against, and it generated the frozen golden vectors in
-``spec/vectors-v1.json``. It needs :mod:`mmh3` and uses :mod:`pyspark.sql.types` only as type
-descriptors, so it runs without a JVM.
+``spec/vectors-v1.json``. It needs :mod:`mmh3` alone: types are :mod:`hashexpr.types` (Spark SQL's types
+without PySpark; PySpark's own :mod:`pyspark.sql.types` are taken too), so it runs without Spark.
 
 Its modules follow the sections of the format, each importing only those above it:
 
@@ -78,40 +78,13 @@ frozen Unicode 14.0.0 case mapping of :func:`case_map`) and dataset fingerprints
 (:func:`fingerprint_arrow`, :func:`fingerprint_pandas`), which need :mod:`pyarrow` (and
 :mod:`pandas`) only when called.
 
-The examples use the ``pyspark.sql.types`` classes this package imports.
+The examples use the :mod:`hashexpr.types` classes this package imports.
 
 >>> record_hash([1, "a", None], [IntegerType(), StringType(), StringType()]).hex()
 '914bafb12d9c5a010bfa6e9e20a248de'
 """
 
 from __future__ import annotations
-
-# The types of pyspark.sql.types that the module hashexpr.reference imported, for the examples.
-from pyspark.sql.types import ArrayType as ArrayType
-from pyspark.sql.types import BinaryType as BinaryType
-from pyspark.sql.types import BooleanType as BooleanType
-from pyspark.sql.types import ByteType as ByteType
-from pyspark.sql.types import CharType as CharType
-from pyspark.sql.types import DataType as DataType
-from pyspark.sql.types import DateType as DateType
-from pyspark.sql.types import DayTimeIntervalType as DayTimeIntervalType
-from pyspark.sql.types import DecimalType as DecimalType
-from pyspark.sql.types import DoubleType as DoubleType
-from pyspark.sql.types import FloatType as FloatType
-from pyspark.sql.types import IntegerType as IntegerType
-from pyspark.sql.types import LongType as LongType
-from pyspark.sql.types import MapType as MapType
-from pyspark.sql.types import NullType as NullType
-from pyspark.sql.types import Row as Row
-from pyspark.sql.types import ShortType as ShortType
-from pyspark.sql.types import StringType as StringType
-from pyspark.sql.types import StructField as StructField
-from pyspark.sql.types import StructType as StructType
-from pyspark.sql.types import TimestampNTZType as TimestampNTZType
-from pyspark.sql.types import TimestampType as TimestampType
-from pyspark.sql.types import UserDefinedType as UserDefinedType
-from pyspark.sql.types import VarcharType as VarcharType
-from pyspark.sql.types import YearMonthIntervalType as YearMonthIntervalType
 
 from hashexpr.options import ALGORITHMS
 
@@ -136,7 +109,33 @@ from hashexpr.reference.record import (
 )
 from hashexpr.reference.tags import FORMAT_VERSION, SEED
 from hashexpr.reference.types import spark_type_string
-from hashexpr.spark_types import CalendarIntervalType as CalendarIntervalType
+
+# The types of hashexpr.types, for the examples (PySpark's types are taken alike).
+from hashexpr.types import ArrayType as ArrayType
+from hashexpr.types import BinaryType as BinaryType
+from hashexpr.types import BooleanType as BooleanType
+from hashexpr.types import ByteType as ByteType
+from hashexpr.types import CalendarIntervalType as CalendarIntervalType
+from hashexpr.types import CharType as CharType
+from hashexpr.types import DataType as DataType
+from hashexpr.types import DateType as DateType
+from hashexpr.types import DayTimeIntervalType as DayTimeIntervalType
+from hashexpr.types import DecimalType as DecimalType
+from hashexpr.types import DoubleType as DoubleType
+from hashexpr.types import FloatType as FloatType
+from hashexpr.types import IntegerType as IntegerType
+from hashexpr.types import LongType as LongType
+from hashexpr.types import MapType as MapType
+from hashexpr.types import NullType as NullType
+from hashexpr.types import ShortType as ShortType
+from hashexpr.types import StringType as StringType
+from hashexpr.types import StructField as StructField
+from hashexpr.types import StructType as StructType
+from hashexpr.types import TimestampNTZType as TimestampNTZType
+from hashexpr.types import TimestampType as TimestampType
+from hashexpr.types import UserDefinedType as UserDefinedType
+from hashexpr.types import VarcharType as VarcharType
+from hashexpr.types import YearMonthIntervalType as YearMonthIntervalType
 
 __all__ = [
     "ALGORITHMS",

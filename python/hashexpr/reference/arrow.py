@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.types import (
+from hashexpr.reference.fingerprint import dataset_fingerprint
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
@@ -30,9 +31,8 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
+    of,
 )
-
-from hashexpr.reference.fingerprint import dataset_fingerprint
 
 if TYPE_CHECKING:
     import pandas
@@ -69,7 +69,7 @@ def fingerprint_arrow(
     ----------
     table : :class:`pyarrow.Table`
         The data.
-    types : sequence of :class:`pyspark.sql.types.DataType`, optional
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's), optional
         The Spark type of every column once loaded, when it differs from the Parquet mapping (for
         example a schema given to the reader). Values must fit them in the conventions of this
         package: timestamps and dates arrive as ``int`` microseconds and days, structs as tuples.
@@ -121,7 +121,7 @@ def fingerprint_arrow(
     if types is None:
         types = [_column_type(name, arrow_type) for name, arrow_type in zip(names, arrow_types)]
     else:
-        types = list(types)
+        types = [of(t) for t in types]
         if len(types) != len(names):
             raise ValueError(f"the table has {len(names)} columns but {len(types)} types were given")
         for name, arrow_type in zip(names, arrow_types):
@@ -151,7 +151,7 @@ def fingerprint_pandas(df: pandas.DataFrame, types: Sequence[DataType] | None = 
     ----------
     df : :class:`pandas.DataFrame`
         The data; column names become strings.
-    types : sequence of :class:`pyspark.sql.types.DataType`, optional
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's), optional
         The Spark type of every column, as in :func:`fingerprint_arrow`.
 
     Returns
@@ -204,7 +204,7 @@ def spark_type_of_arrow(arrow_type: pyarrow.DataType) -> DataType:
 
     Returns
     -------
-    :class:`pyspark.sql.types.DataType`
+    :class:`hashexpr.types.DataType` (or PySpark's)
         The Spark type.
 
     Examples
@@ -236,7 +236,7 @@ def spark_types_of_parquet(schema: pyarrow.parquet.ParquetSchema) -> list[DataTy
 
     Returns
     -------
-    list of :class:`pyspark.sql.types.DataType`
+    list of :class:`hashexpr.types.DataType` (or PySpark's)
         One type per top-level column, in order.
 
     Examples

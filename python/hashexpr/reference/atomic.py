@@ -14,10 +14,27 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql.types import (
+from hashexpr.reference.tags import (
+    BINARY,
+    BOOLEAN,
+    CALENDAR_INTERVAL,
+    COLLATED_STRING,
+    DATE,
+    DAY_TIME_INTERVAL,
+    DECIMAL,
+    FLOATING,
+    INTEGRAL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    YEAR_MONTH_INTERVAL,
+)
+from hashexpr.reference.types import type_name
+from hashexpr.types import (
     BinaryType,
     BooleanType,
     ByteType,
+    CalendarIntervalType,
     CharType,
     DataType,
     DateType,
@@ -35,24 +52,6 @@ from pyspark.sql.types import (
     VarcharType,
     YearMonthIntervalType,
 )
-
-from hashexpr.reference.tags import (
-    BINARY,
-    BOOLEAN,
-    CALENDAR_INTERVAL,
-    COLLATED_STRING,
-    DATE,
-    DAY_TIME_INTERVAL,
-    DECIMAL,
-    FLOATING,
-    INTEGRAL,
-    STRING,
-    TIMESTAMP,
-    TIMESTAMP_NTZ,
-    YEAR_MONTH_INTERVAL,
-)
-from hashexpr.reference.types import type_name
-from hashexpr.spark_types import CalendarIntervalType
 
 _INT32_RANGE = (-(2**31), 2**31 - 1)
 _INT64_RANGE = (-(2**63), 2**63 - 1)

@@ -12,13 +12,6 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyspark.sql.types import (
-    DataType,
-    IntegerType,  # noqa: F401 (the examples use it)
-    LongType,  # noqa: F401 (the examples use it)
-    StringType,
-)
-
 from hashexpr.options import FINGERPRINT_ALGORITHMS, word
 from hashexpr.reference.algorithms import hashed, murmur3
 from hashexpr.reference.atomic import i64, u8, u32
@@ -30,7 +23,13 @@ from hashexpr.reference.tags import (
     LTHASH_LABEL,
     LTHASH_LANES,
 )
-from hashexpr.reference.types import check_type, spark_type_string
+from hashexpr.reference.types import checked, spark_type_string
+from hashexpr.types import (
+    DataType,
+    IntegerType,  # noqa: F401 (the examples use it)
+    LongType,  # noqa: F401 (the examples use it)
+    StringType,
+)
 
 
 def schema_hash(names: Sequence[str], types: Sequence[DataType], *, algorithm: str = "murmur3") -> bytes:
@@ -42,7 +41,7 @@ def schema_hash(names: Sequence[str], types: Sequence[DataType], *, algorithm: s
     names : sequence of str
         The column names (format section 6.1: in Spark, a column's name as its schema spells it, an alias, or the
         unqualified text of any other expression).
-    types : sequence of :class:`pyspark.sql.types.DataType`
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's)
         The column types, one per name.
     algorithm : {'murmur3', 'sha256'}, optional
         What the record is hashed with: ``'sha256'`` for the lthash16 fingerprint (section 11).
@@ -66,8 +65,7 @@ def schema_hash(names: Sequence[str], types: Sequence[DataType], *, algorithm: s
         raise ValueError(f"{len(names)} names but {len(types)} types")
     strings: list[str] = []
     for name, dtype in zip(names, types):
-        check_type(dtype)
-        strings += [name, spark_type_string(dtype)]
+        strings += [name, spark_type_string(checked(dtype))]
     return record_hash(strings, [StringType()] * len(strings), algorithm=algorithm)
 
 
@@ -92,7 +90,7 @@ def dataset_fingerprint(
         The rows, each a sequence of values in column order, in the Python conventions of this package.
     names : sequence of str
         The column names.
-    types : sequence of :class:`pyspark.sql.types.DataType`
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's)
         The column types, one per name.
     algorithm : {'murmur3', 'lthash16'}, optional
         The sum of the rows' MurmurHash3 hashes (section 5), or the LtHash16 of their SHA-256 hashes
@@ -127,7 +125,7 @@ def dataset_fingerprint(
     algorithm = word(algorithm, "algorithm", FINGERPRINT_ALGORITHMS, "dataset_fingerprint")
     if key is not None and algorithm != "lthash16":
         raise ValueError("key is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256)")
-    types = list(types)
+    types = [checked(t) for t in types]
     if algorithm == "lthash16":
         return _lthash_fingerprint(rows, names, types, key)
     schema = schema_hash(names, types)

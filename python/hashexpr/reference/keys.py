@@ -9,21 +9,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pyspark.sql.types import (
+from hashexpr.options import KeyOptions
+from hashexpr.reference.algorithms import hashed
+from hashexpr.reference.atomic import u32, utf8_bytes
+from hashexpr.reference.case_mapping import case_map
+from hashexpr.reference.tags import KEY_RECORD, STRING
+from hashexpr.reference.types import checked
+from hashexpr.reference.values import encode_argument
+from hashexpr.types import (
     CharType,
     DataType,
     IntegerType,  # noqa: F401 (the examples use it)
     StringType,
     VarcharType,
 )
-
-from hashexpr.options import KeyOptions
-from hashexpr.reference.algorithms import hashed
-from hashexpr.reference.atomic import u32, utf8_bytes
-from hashexpr.reference.case_mapping import case_map
-from hashexpr.reference.tags import KEY_RECORD, STRING
-from hashexpr.reference.types import check_type
-from hashexpr.reference.values import encode_argument
 
 
 def record_key(
@@ -50,7 +49,7 @@ def record_key(
     ----------
     values : sequence
         The key parts, in the Python conventions of this package; at least one.
-    types : sequence of :class:`pyspark.sql.types.DataType`
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's)
         The Spark SQL type of each key part.
     salt : str, optional
         The salt (``salt=<text>``); it cannot contain ``;`` nor start or end with the whitespace and
@@ -122,7 +121,7 @@ def encode_key(
     ----------
     values : sequence
         The key parts; at least one.
-    types : sequence of :class:`pyspark.sql.types.DataType`
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's)
         The Spark SQL type of each key part.
     salt, trim, case, empty_as_null
         As in :func:`record_key`.
@@ -157,8 +156,7 @@ def _normalised_key(
         raise ValueError("record_key needs at least one key part")
     if len(values) != len(types):
         raise ValueError(f"key has {len(values)} values but {len(types)} types")
-    for dtype in types:
-        check_type(dtype)
+    types = [checked(dtype) for dtype in types]
     parts = [
         _normalise_key_string(utf8_bytes(value, dtype), options.trim, options.case, options.empty_as_null)
         if options.normalizes and value is not None and isinstance(dtype, _KEY_STRING_TYPES)

@@ -11,12 +11,11 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql.types import ArrayType, DataType, MapType, Row, StructType
-
 from hashexpr.reference.algorithms import SORTED_MAP_DIGESTS, murmur3
 from hashexpr.reference.atomic import expect, u32
 from hashexpr.reference.tags import ARRAY, MAP, STRUCT
 from hashexpr.reference.types import type_name
+from hashexpr.types import ArrayType, DataType, MapType, StructType
 
 
 def encode_array(value: Any, dtype: ArrayType, encode: Callable[[Any, DataType], bytes]) -> bytes:
@@ -68,7 +67,7 @@ def encode_struct(value: Any, dtype: StructType, encode: Callable[[Any, DataType
 
 
 def _struct_values(value: Any, dtype: StructType) -> list[Any]:
-    if isinstance(value, Row) and hasattr(value, "__fields__"):
+    if _is_row(value) and hasattr(value, "__fields__"):
         names = list(value.__fields__)
         if len(set(names)) != len(names):
             raise ValueError(f"Row has duplicate field names {names}; pass a tuple instead")
@@ -79,6 +78,13 @@ def _struct_values(value: Any, dtype: StructType) -> list[Any]:
     if len(value) != len(dtype.fields):
         raise ValueError(f"{type_name(dtype)} has {len(dtype.fields)} fields, got {len(value)} values")
     return list(value)
+
+
+def _is_row(value: Any) -> bool:
+    """Whether ``value`` is a PySpark ``Row`` (a tuple that can name its fields), told without importing it."""
+    return isinstance(value, tuple) and any(
+        k.__name__ == "Row" and k.__module__.startswith("pyspark.") for k in type(value).__mro__
+    )
 
 
 def _struct_values_by_name(value: dict[str, Any], dtype: StructType) -> list[Any]:

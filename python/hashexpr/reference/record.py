@@ -10,7 +10,12 @@ import hashlib  # noqa: F401 (the examples use it)
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyspark.sql.types import (
+from hashexpr.reference.algorithms import hashed
+from hashexpr.reference.atomic import u32
+from hashexpr.reference.tags import BY_NAME_END, BY_NAME_RECORD, FORMAT_VERSION, STRING
+from hashexpr.reference.types import checked
+from hashexpr.reference.values import encode, encode_argument
+from hashexpr.types import (
     ByteType,  # noqa: F401 (the examples use it)
     DataType,
     DecimalType,  # noqa: F401 (the examples use it)
@@ -19,12 +24,6 @@ from pyspark.sql.types import (
     LongType,  # noqa: F401 (the examples use it)
     StringType,  # noqa: F401 (the examples use it)
 )
-
-from hashexpr.reference.algorithms import hashed
-from hashexpr.reference.atomic import u32
-from hashexpr.reference.tags import BY_NAME_END, BY_NAME_RECORD, FORMAT_VERSION, STRING
-from hashexpr.reference.types import check_type
-from hashexpr.reference.values import encode, encode_argument
 
 
 def record_hash(
@@ -42,7 +41,7 @@ def record_hash(
     ----------
     values : sequence
         The record's values, one per argument, in the Python conventions of this package.
-    types : sequence of :class:`pyspark.sql.types.DataType`
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's)
         The Spark SQL type of each argument.
     algorithm : {'murmur3', 'sha256', 'hmac-sha256'}, optional
         What the encoding is hashed with (format section 10).
@@ -78,7 +77,7 @@ def encode_record(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
     ----------
     values : sequence
         The record's values, one per argument.
-    types : sequence of :class:`pyspark.sql.types.DataType`
+    types : sequence of :class:`hashexpr.types.DataType` (or PySpark's)
         The Spark SQL type of each argument; as many as there are values.
 
     Returns
@@ -97,8 +96,7 @@ def encode_record(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
     types = list(types)
     if len(values) != len(types):
         raise ValueError(f"record has {len(values)} values but {len(types)} types")
-    for dtype in types:
-        check_type(dtype)
+    types = [checked(dtype) for dtype in types]
     return _encode_record(values, types, [f"argument {i}" for i in range(1, len(values) + 1)])
 
 
@@ -117,7 +115,7 @@ def encode_value(value: Any, dtype: DataType) -> bytes:
     ----------
     value : object
         The value, in the Python conventions of this package; ``None`` is ``NULL``.
-    dtype : :class:`pyspark.sql.types.DataType`
+    dtype : :class:`hashexpr.types.DataType` (or PySpark's)
         The value's Spark SQL type.
 
     Returns
@@ -137,8 +135,7 @@ def encode_value(value: Any, dtype: DataType) -> bytes:
     >>> encode_value("Abc", StringType("UTF8_LCASE"))
     b'\\r\\n\\x00\\x00\\x00UTF8_LCASE\\x03\\x00\\x00\\x00abc'
     """
-    check_type(dtype)
-    return encode(value, dtype)
+    return encode(value, checked(dtype))
 
 
 def record_hash_by_name(
@@ -160,7 +157,7 @@ def record_hash_by_name(
     values : mapping of str to object, or sequence of (str, object) pairs
         Every argument's name and value, in the Python conventions of this package; ``None`` is
         ``NULL``. Pairs may repeat a name only to be rejected.
-    types : mapping of str to :class:`pyspark.sql.types.DataType`
+    types : mapping of str to :class:`hashexpr.types.DataType` (or PySpark's)
         The Spark SQL type of every argument, by name: exactly the names of ``values``.
     algorithm, key
         As in :func:`record_hash` (``record_hash_by_name_with`` in Spark).
@@ -203,7 +200,7 @@ def encode_record_by_name(
     ----------
     values : mapping of str to object, or sequence of (str, object) pairs
         Every argument's name and value; ``None`` is ``NULL``.
-    types : mapping of str to :class:`pyspark.sql.types.DataType`
+    types : mapping of str to :class:`hashexpr.types.DataType` (or PySpark's)
         The Spark SQL type of every argument, by name.
 
     Returns
@@ -247,9 +244,8 @@ def _sorted_arguments(
         raise ValueError(
             f"types must name exactly the arguments: no type for {untyped}, no value for {absent}"
         )
-    for name in names:
-        check_type(types[name])
-    arguments = [(_name_bytes(name), value, types[name]) for name, value in pairs]
+    checked_types = {name: checked(types[name]) for name in names}
+    arguments = [(_name_bytes(name), value, checked_types[name]) for name, value in pairs]
     # bytes compare unsigned, byte by byte, which is the order the format prescribes.
     return sorted(arguments, key=lambda argument: argument[0])
 

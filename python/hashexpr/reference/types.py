@@ -7,11 +7,14 @@ as the fingerprint's schema hashes it (section 5).
 
 from __future__ import annotations
 
-from pyspark.sql.types import (
+from typing import Any
+
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
     ByteType,
+    CalendarIntervalType,
     CharType,
     DataType,
     DateType,
@@ -32,9 +35,8 @@ from pyspark.sql.types import (
     UserDefinedType,
     VarcharType,
     YearMonthIntervalType,
+    of,
 )
-
-from hashexpr.spark_types import CalendarIntervalType
 
 
 def spark_type_string(dtype: DataType) -> str:
@@ -48,7 +50,7 @@ def spark_type_string(dtype: DataType) -> str:
 
     Parameters
     ----------
-    dtype : :class:`pyspark.sql.types.DataType`
+    dtype : :class:`hashexpr.types.DataType` or :class:`pyspark.sql.types.DataType`
         The type.
 
     Returns
@@ -69,8 +71,7 @@ def spark_type_string(dtype: DataType) -> str:
     >>> spark_type_string(CharType(3)), spark_type_string(StringType("UTF8_BINARY"))
     ('string', 'string')
     """
-    if not isinstance(dtype, DataType):
-        raise TypeError(f"expected a pyspark.sql.types.DataType, got {type(dtype).__name__}")
+    dtype = of(dtype)
     if isinstance(dtype, UserDefinedType):
         return spark_type_string(dtype.sqlType())
     if isinstance(dtype, ArrayType):
@@ -116,10 +117,17 @@ def unsupported(dtype: DataType) -> ValueError:
     return ValueError(f"record_hash format v1 does not support type {type_name(dtype)}")
 
 
+def checked(dtype: Any) -> DataType:
+    """``dtype`` as a :mod:`hashexpr.types` type (a PySpark type converted), checked by :func:`check_type`."""
+    dtype = of(dtype)
+    check_type(dtype)
+    return dtype
+
+
 def check_type(dtype: DataType) -> None:
     """Rejects, before any value is looked at, the types that format v1 does not define."""
     if not isinstance(dtype, DataType):
-        raise TypeError(f"expected a pyspark.sql.types.DataType, got {type(dtype).__name__}")
+        raise TypeError(f"expected a Spark SQL type, got {type(dtype).__name__}")
     if isinstance(dtype, UserDefinedType):
         check_type(dtype.sqlType())
     elif isinstance(dtype, ArrayType):

@@ -11,12 +11,11 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql.types import ArrayType, DataType, MapType, StructType, UserDefinedType
-
 from hashexpr.reference.atomic import ATOMIC_ENCODERS
 from hashexpr.reference.nested import encode_array, encode_map, encode_struct
 from hashexpr.reference.tags import NULL
 from hashexpr.reference.types import type_name, unsupported
+from hashexpr.types import ArrayType, DataType, MapType, StructType, UserDefinedType
 
 
 def encode_argument(value: Any, dtype: DataType, label: str) -> bytes:

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql.types import DataType, StringType, VarcharType
-
 from hashexpr.options import KeyOptions
 from hashexpr.sql.columns import Column, ColumnSpec, column, expression, parse_columns
 from hashexpr.sql.dialect import STRING, Dialect, Unsupported
 from hashexpr.sql.duckdb import DuckDB
 from hashexpr.sql.postgres import Postgres
 from hashexpr.sql.spark import Spark
+from hashexpr.types import DataType, StringType, VarcharType
 
 __all__ = ["DIALECTS", "Unsupported", "column", "dialect", "expression", "record_hash", "record_key"]
 
@@ -79,7 +78,7 @@ def record_hash(columns: Sequence[tuple[ColumnSpec, str | DataType]], *, dialect
     >>> from hashexpr.sql import record_hash
     >>> sql = record_hash([("id", "bigint"), ("name", "string")], dialect="duckdb")
     >>> digest = duckdb.execute(f"SELECT {sql} FROM (SELECT 1 AS id, 'a' AS name)").fetchone()[0]
-    >>> from pyspark.sql.types import LongType, StringType
+    >>> from hashexpr.types import LongType, StringType
     >>> digest == reference.record_hash([1, "a"], [LongType(), StringType()], algorithm="sha256")
     True
     """

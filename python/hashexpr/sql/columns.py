@@ -6,10 +6,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql.types import DataType
-
 from hashexpr.sql.dialect import Dialect
 from hashexpr.sql.types import parse_type, type_name
+from hashexpr.types import DataType, of
 
 __all__ = ["Column", "column", "expression", "parse_columns"]
 
@@ -105,6 +104,8 @@ def parse_columns(columns: Sequence[tuple[ColumnSpec, str | DataType]], function
         where = f"{function}: " + (f"expression {text!r}" if is_expression else f"column {text!r}")
         if isinstance(dtype, DataType):
             parsed_type = dtype
+        elif any(k.__name__ == "DataType" for k in type(dtype).__mro__):
+            parsed_type = of(dtype)  # PySpark's type
         elif isinstance(dtype, str):
             try:
                 parsed_type = parse_type(dtype)

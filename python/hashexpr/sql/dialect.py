@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql.types import (
+from hashexpr.sql.types import type_name
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
@@ -34,8 +35,6 @@ from pyspark.sql.types import (
     TimestampType,
     VarcharType,
 )
-
-from hashexpr.sql.types import type_name
 
 # Tags, docs/FORMAT.md section 4.
 NULL, BOOLEAN, INTEGRAL, FLOATING, DECIMAL, STRING, BINARY = 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06

@@ -9,8 +9,6 @@ of an infinite timestamp is NULL, so infinite dates and timestamps fail the quer
 
 from __future__ import annotations
 
-from pyspark.sql.types import DataType
-
 from hashexpr.sql.dialect import (
     ARRAY,
     BINARY,
@@ -28,6 +26,7 @@ from hashexpr.sql.dialect import (
     Encoder,
 )
 from hashexpr.sql.numbers import LENGTH_BYTES, minimal_bytes
+from hashexpr.types import DataType
 
 
 class DuckDB(Dialect):

@@ -21,11 +21,10 @@ import re
 import sys
 from pathlib import Path
 
-from pyspark.sql.types import DecimalType, StringType, VarcharType
-
 from hashexpr.sql import DIALECTS, EVERY_PART, KEY_RECORD, RECORD_VERSION, normalised, null_key_guard
 from hashexpr.sql.dialect import NARROW_DECIMAL_DIGITS, STRING, Dialect
 from hashexpr.sql.types import ATOMIC
+from hashexpr.types import DecimalType, StringType, VarcharType
 
 __all__ = ["files", "macros", "main"]
 

@@ -16,7 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql.types import (
+from hashexpr.options import KeyOptions
+from hashexpr.sql import write_record_hash, write_record_key
+from hashexpr.sql.columns import ColumnSpec
+from hashexpr.sql.dialect import DATE, NARROW_DECIMAL_DIGITS, TIMESTAMP, TIMESTAMP_NTZ, Encoder
+from hashexpr.sql.postgres import Postgres, UnconstrainedNumeric
+from hashexpr.types import (
     BinaryType,
     ByteType,
     DataType,
@@ -32,12 +37,6 @@ from pyspark.sql.types import (
     TimestampType,
     VarcharType,
 )
-
-from hashexpr.options import KeyOptions
-from hashexpr.sql import write_record_hash, write_record_key
-from hashexpr.sql.columns import ColumnSpec
-from hashexpr.sql.dialect import DATE, NARROW_DECIMAL_DIGITS, TIMESTAMP, TIMESTAMP_NTZ, Encoder
-from hashexpr.sql.postgres import Postgres, UnconstrainedNumeric
 
 __all__ = ["Layered", "layered_query", "postgres_record_hash", "postgres_record_key"]
 

@@ -7,8 +7,6 @@ repeated subexpression as often as it appears, so the writers repeat column refe
 
 from __future__ import annotations
 
-from pyspark.sql.types import ArrayType, DataType, DecimalType, MapType, StructType
-
 from hashexpr.sql.dialect import (
     ARRAY,
     BINARY,
@@ -25,6 +23,7 @@ from hashexpr.sql.dialect import (
     Encoder,
 )
 from hashexpr.sql.numbers import minimal_bytes
+from hashexpr.types import ArrayType, DataType, DecimalType, MapType, StructType
 
 #: The failure of a numeric NaN, which no Spark decimal holds.
 NUMERIC_NAN = "hashexpr: a numeric NaN has no Spark decimal value"

@@ -9,8 +9,6 @@ subexpression once.
 
 from __future__ import annotations
 
-from pyspark.sql.types import DataType
-
 from hashexpr.jar_sql import string as spark_string
 from hashexpr.sql.dialect import (
     ARRAY,
@@ -30,6 +28,7 @@ from hashexpr.sql.dialect import (
     Encoder,
 )
 from hashexpr.sql.numbers import minimal_bytes
+from hashexpr.types import DataType
 
 _SMALLEST_NORMAL = "2.2250738585072014E-308D"
 

@@ -2,7 +2,7 @@
 
 :func:`parse_type` reads the type names that Spark's ``simpleString`` and DDL write (``bigint``, ``int``,
 ``decimal(10,2)``, ``array<string>``, ``map<string,int>``, ``struct<a:int,`b c`:string>``, ``timestamp_ntz``)
-into :mod:`pyspark.sql.types` objects. pyspark's own ``_parse_datatype_string`` needs a running Spark for
+into :mod:`hashexpr.types` objects. pyspark's own ``_parse_datatype_string`` needs a running Spark for
 such names; the writers of :mod:`hashexpr.sql` must answer before any engine is reached.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from pyspark.sql.types import (
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
@@ -164,7 +164,7 @@ def parse_type(text: str) -> DataType:
 
     Returns
     -------
-    :class:`pyspark.sql.types.DataType`
+    :class:`hashexpr.types.DataType`
         The type; arrays, maps and fields allow NULLs.
 
     Raises

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hashexpr.arrow.functions import record_hash, record_key
-from hashexpr.diff.spec import CHANGE_TYPES
+from hashexpr.diff_spec import CHANGE_TYPES
 
 __all__ = ["CHANGE_TYPES", "Changes", "Hashes", "changed_columns", "compare", "hash_rows", "take"]
 

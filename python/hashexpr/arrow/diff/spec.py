@@ -9,7 +9,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import (
+
+from hashexpr.arrow.arrow_types import arrow_type
+from hashexpr.arrow.options import hashing
+from hashexpr.definitions import DEFAULT_NAMES
+from hashexpr.diff_spec import (
+    OUTPUT_COLUMNS,
+    P,
+    Side,
+    check_compatible,
+    default_columns,
+    resolve_on_both,
+    type_name,
+)
+from hashexpr.names import Resolver
+from hashexpr.reference.arrow import spark_type_of_arrow
+from hashexpr.types import (
     BinaryType,
     BooleanType,
     ByteType,
@@ -27,21 +42,6 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
-
-from hashexpr.arrow.arrow_types import arrow_type
-from hashexpr.arrow.options import hashing
-from hashexpr.diff.spec import (
-    OUTPUT_COLUMNS,
-    P,
-    Side,
-    check_compatible,
-    default_columns,
-    resolve_on_both,
-    type_name,
-)
-from hashexpr.metadata import DEFAULT_NAMES
-from hashexpr.names import Resolver
-from hashexpr.reference.arrow import spark_type_of_arrow
 
 
 class Unsupported(ValueError):
@@ -66,7 +66,7 @@ class Spec:
 
 
 class _Frame:
-    """A schema as ``hashexpr.diff.spec`` reads a DataFrame's: its columns and their Spark types."""
+    """A schema as ``hashexpr.diff_spec`` reads a DataFrame's: its columns and their Spark types."""
 
     def __init__(self, schema: StructType) -> None:
         self.schema = schema

@@ -8,8 +8,6 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import functions as F
-
 import hashexpr as hx
 from hashexpr import names as hnames
 from hashexpr.cli import formats as hformats
@@ -36,12 +34,7 @@ from hashexpr.cli.grammar import (
 from hashexpr.cli.outcome import EXIT_FINDINGS, Outcome
 from hashexpr.cli.report import ARROW, SPARK, json_value, preview, ran_on, text
 from hashexpr.cli.session import PROG
-from hashexpr.fingerprint import (
-    FINGERPRINT_COLUMN,
-    _check_fingerprint_options,
-    _fingerprint_column,
-    fingerprint_prefix,
-)
+from hashexpr.options import FINGERPRINT_COLUMN, check_fingerprint_options, fingerprint_prefix
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,7 +91,7 @@ def _run_fingerprint(args: argparse.Namespace) -> Outcome:
     excluded = parse_columns(args.exclude, "--exclude")
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 or more, not {args.limit}")
-    hashing = hashing_of(args, _check_fingerprint_options)
+    hashing = hashing_of(args, check_fingerprint_options)
     if args.expect is not None:
         if by:
             raise ValueError("--expect checks the fingerprint of the whole input: it cannot go with --by")
@@ -199,6 +192,10 @@ def _run_fingerprint_arrow(
 
 def _whole_fingerprint(df: DataFrame, expect: str | None, hashing: dict[str, Any]) -> Outcome:
     # One job for both: the count and the fingerprint are two aggregates of the same scan.
+    from pyspark.sql import functions as F
+
+    from hashexpr.spark.fingerprint import _fingerprint_column
+
     fingerprint_of_all = _fingerprint_column(["*"], **hashing)
     row = df.agg(F.count(F.lit(1)).alias("rows"), fingerprint_of_all.alias("fp")).first()
     return _fingerprint_outcome(int(row["rows"]), row["fp"], df.columns, expect)

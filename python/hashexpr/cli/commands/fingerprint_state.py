@@ -14,7 +14,7 @@ from hashexpr.cli import outputs as houtputs
 from hashexpr.cli.grammar import chosen_columns, session
 from hashexpr.cli.outcome import Outcome
 from hashexpr.cli.report import SPARK, ran_on
-from hashexpr.fingerprint_state import FingerprintState
+from hashexpr.fingerprints import FingerprintState
 
 
 def add_state_argument(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +78,7 @@ def run_state(
 ) -> Outcome:
     """Compute or update the state, write it, and report the fingerprint as ``outcome_of`` (the command's
     ``_fingerprint_outcome``) does."""
-    from hashexpr.delta import delta_state
+    from hashexpr.spark.delta import delta_state
 
     table = os.path.abspath(src.path) if src.path is not None else src.table
     assert table is not None

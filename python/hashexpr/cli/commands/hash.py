@@ -7,8 +7,6 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import functions as F
-
 import hashexpr as hx
 from hashexpr import names as hnames
 from hashexpr.cli import formats as hformats
@@ -234,12 +232,16 @@ def _hash_args(columns: Sequence[str], chosen: bool) -> list[str]:
 
 
 def _hex_if(column: Column, as_hex: bool) -> Column:
+    from pyspark.sql import functions as F
+
     return F.hex(column) if as_hex else column
 
 
 def _count_distinct(written: DataFrame, columns: Sequence[str]) -> dict[str, int]:
     """The rows of the written output, and the distinct values of each of ``columns`` in it."""
     # Reading back a few columns of the output is cheaper than hashing the input a second time.
+    from pyspark.sql import functions as F
+
     aggregates = [F.count(F.lit(1)).alias("rows")]
     aggregates += [F.count_distinct(hnames.column(c)).alias(f"d{i}") for i, c in enumerate(columns)]
     row = written.agg(*aggregates).first()

@@ -156,10 +156,13 @@ def parse_side(text: str, which: str) -> Side:
     ValueError: SOURCE postgresql://db/shop names no table: add ?table=SCHEMA.TABLE
     """
     if text.startswith(("postgresql://", "postgres://")):
-        from hashexpr.reconcile.urls import masked, normalized
+        from hashexpr.reconcile.urls import AmbiguousURL, masked, normalized
 
         # A password written with the characters a URL reserves is read as written (urls.normalized).
-        parts = urlsplit(normalized(text))
+        try:
+            parts = urlsplit(normalized(text))
+        except AmbiguousURL as error:
+            raise ValueError(f"{which} {error}") from None
         query = parse_qsl(parts.query, keep_blank_values=True)
         tables = [v for k, v in query if k == "table"]
         shown = masked(text)
@@ -232,7 +235,8 @@ def _run_reconcile(args: argparse.Namespace) -> Outcome:
             raise ValueError(str(error)) from None
         except TimeoutError as error:
             raise SystemFailure(f"{error} (--statement-timeout {args.statement_timeout:g})", "") from None
-        written = hchanges.write(result.changes(), args.out, args.mode) if args.out else None
+        keys = [c.name for c in result.schema if c.role == "key"]
+        written = hchanges.write(result.changes(), args.out, args.mode, keys) if args.out else None
     return _outcome(args, sides, result, written)
 
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.diff import hash_columns
-from hashexpr.diff.buckets import key_filter
-from hashexpr.diff.plan import BucketPass
-from hashexpr.diff.rows import hashes_sql, keyed
-from hashexpr.diff.spec import BUCKET, FP, KH, PART, RN, C, H, N, Spec, V
-from hashexpr.diff.sums import lanes
+from hashexpr.diff_spec import BUCKET, FP, KH, PART, RN, C, H, N, Spec, V
 from hashexpr.jar_sql import record_hash_sql, string
 from hashexpr.names import quote
+from hashexpr.spark.diff import hash_columns
+from hashexpr.spark.diff.buckets import key_filter
+from hashexpr.spark.diff.plan import BucketPass
+from hashexpr.spark.diff.rows import hashes_sql, keyed
+from hashexpr.spark.diff.sums import lanes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -59,7 +59,7 @@ def side_rows(
     with_column_hashes: bool = False,
 ) -> DataFrame:
     """Side ``i``'s rows to compare (and its NULL-key rows), with their key's row count, row number and the
-    sums of :func:`~hashexpr.diff.sums.lanes` over the key's rows; shuffled into ``partitions`` partitions when
+    sums of :func:`~hashexpr.spark.diff.sums.lanes` over the key's rows; shuffled into ``partitions`` partitions when
     given; with ``with_values``, the struct of their compared values; with ``with_column_hashes`` (without the
     jar), the array of their compared columns' hashes, computed by the Arrow path for these rows only.
 

@@ -5,7 +5,7 @@ A Python worker has no JVM to parse with, and a column function learns its argum
 ``<`` or ``>`` could move where a struct ends, so no reading with one is taken: such a type is not read. A name
 may hold ``:`` and ``,``, which can only move names and types within one struct: the reader backtracks over where
 a name can end, and the caller checks the names it read against the struct values that arrive
-(:mod:`hashexpr.spark_arrow.rows`).
+(:mod:`hashexpr.spark.arrow_path.rows`).
 """
 
 from __future__ import annotations

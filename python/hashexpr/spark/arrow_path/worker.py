@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from hashexpr.arrow.engine import native
 from hashexpr.arrow.functions import _Exported, _named
 from hashexpr.reference.keys import _normalise_key_string
-from hashexpr.spark_arrow.checks import check_batch, check_catalog_text, refusal
+from hashexpr.spark.arrow_path.checks import check_batch, check_catalog_text, refusal
 
 
 def readable(batch: pa.RecordBatch) -> pa.RecordBatch:

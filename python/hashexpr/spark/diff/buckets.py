@@ -11,11 +11,11 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.diff.plan import BucketPass
-from hashexpr.diff.rows import compare_groups, hashed_sides, identity
-from hashexpr.diff.spec import BUCKET, CHANGE_TYPES, DIGEST, KH, SIDE, Spec
-from hashexpr.diff.stored import key_hash_sql, refusals
-from hashexpr.diff.sums import bucket_pass as summed_buckets
+from hashexpr.diff_spec import BUCKET, CHANGE_TYPES, DIGEST, KH, SIDE, Spec
+from hashexpr.spark.diff.plan import BucketPass
+from hashexpr.spark.diff.rows import compare_groups, hashed_sides, identity
+from hashexpr.spark.diff.stored import key_hash_sql, refusals
+from hashexpr.spark.diff.sums import bucket_pass as summed_buckets
 
 # Bits of the filter of changed keys (see key_filter): per row the bucket pass counted, so that at most one
 # unchanged row in eight passes it, and at most 8 MiB, which every task reading a side receives once.
@@ -28,7 +28,7 @@ def bucket_pass(spec: Spec) -> BucketPass:
 
     Each task counts its rows and sums their digests into an array indexed by bucket, so the only shuffle is
     one buffer per task; no bucket is grouped, and no row is shuffled. Without the jar, plain SQL groups the
-    rows by bucket instead (:func:`hashexpr.diff.sums.bucket_pass`): the same buckets, one row per bucket each
+    rows by bucket instead (:func:`hashexpr.spark.diff.sums.bucket_pass`): the same buckets, one row per bucket each
     task saw shuffled.
     """
     if spec.arrow:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from hashexpr.delta.fingerprint import DeltaFingerprint, delta_fingerprint, delta_state
+from hashexpr.spark.delta.fingerprint import DeltaFingerprint, delta_fingerprint, delta_state
 
 __all__ = ["DeltaFingerprint", "delta_fingerprint", "delta_state"]

@@ -1,4 +1,4 @@
-"""A diff's arguments checked and resolved into a :class:`~hashexpr.diff.spec.Spec`, before any job runs."""
+"""A diff's arguments checked and resolved into a :class:`~hashexpr.diff_spec.Spec`, before any job runs."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from hashexpr.diff import hash_columns
-from hashexpr.diff import stored as hstored
-from hashexpr.diff.spec import (
+from hashexpr.diff_spec import (
     DEFAULT_BUCKETS,
     MAX_BUCKETS,
     OUTPUT_COLUMNS,
@@ -23,9 +21,11 @@ from hashexpr.diff.spec import (
     raw_key_type,
     resolve_on_both,
 )
-from hashexpr.functions import _require
 from hashexpr.names import Resolver, case_sensitive
 from hashexpr.options import algorithm_of
+from hashexpr.spark.diff import hash_columns
+from hashexpr.spark.diff import stored as hstored
+from hashexpr.spark.functions import _require
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -42,11 +42,11 @@ def checked(
     algorithm: object = "murmur3",
     secret: object = None,
 ) -> Spec:
-    """The diff of ``old`` and ``new`` as :class:`~hashexpr.diff.spec.Spec`: every name resolved on both sides,
+    """The diff of ``old`` and ``new`` as :class:`~hashexpr.diff_spec.Spec`: every name resolved on both sides,
     the schemas compared, the stored hashes found and checked."""
     algorithm, secret = algorithm_of(algorithm, secret, "diff")
     # Checked once here: with the jar, diff's queries call hashexpr's functions in SQL text; without it, the
-    # Arrow path computes the hashes as columns (hashexpr.diff.hash_columns).
+    # Arrow path computes the hashes as columns (hashexpr.spark.diff.hash_columns).
     arrow = hash_columns.uses_arrow(old)
     if not arrow:
         _require("record_hash")

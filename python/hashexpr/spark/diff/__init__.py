@@ -5,10 +5,10 @@ Rows are matched by the hash of their key (:func:`record_key`) and compared by t
 ``docs/FORMAT.md``. A first Spark job compares the two sides bucket by bucket (a hash of the key) on hashes
 only and finds the buckets that hold changes; the rows of those buckets alone are joined with their values
 (or, when most buckets differ, the rows of the keys that a comparison of key and row hashes finds changed).
-A side written by :func:`~hashexpr.metadata.with_metadata` lends its stored key and row hashes to the first
+A side written by :func:`~hashexpr.spark.metadata.with_metadata` lends its stored key and row hashes to the first
 job, which then reads only those two columns of it. In a session without hashexpr's jar, the hashes are computed
-by the Rust engine in PySpark's Arrow routes (:mod:`hashexpr.diff.hash_columns`) and plain SQL compares them
-(:mod:`hashexpr.diff.sums`), with the same results. See ``docs/DIFF.md``.
+by the Rust engine in PySpark's Arrow routes (:mod:`hashexpr.spark.diff.hash_columns`) and plain SQL compares them
+(:mod:`hashexpr.spark.diff.sums`), with the same results. See ``docs/DIFF.md``.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hashexpr.diff.aggregate import aggregated, change_types
-from hashexpr.diff.buckets import bucket_pass, counts
-from hashexpr.diff.hash_columns import check_columns
-from hashexpr.diff.inputs import checked
-from hashexpr.diff.join import compared
-from hashexpr.diff.spec import CHANGE_TYPES, DEFAULT_BUCKETS, MAX_BUCKETS, KeySpec
-from hashexpr.diff.stored import HashesSpec
+from hashexpr.diff_spec import CHANGE_TYPES, DEFAULT_BUCKETS, MAX_BUCKETS, KeySpec
 from hashexpr.options import Algorithm, flag
+from hashexpr.spark.diff.aggregate import aggregated, change_types
+from hashexpr.spark.diff.buckets import bucket_pass, counts
+from hashexpr.spark.diff.hash_columns import check_columns
+from hashexpr.spark.diff.inputs import checked
+from hashexpr.spark.diff.join import compared
+from hashexpr.spark.diff.stored import HashesSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -97,7 +97,7 @@ def diff_plan(
 
     Examples
     --------
-    >>> from hashexpr.diff import diff, diff_plan, summarize
+    >>> from hashexpr.spark.diff import diff, diff_plan, summarize
     >>> old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id INT, v STRING")
     >>> new = spark.createDataFrame([(1, "a"), (2, "B"), (4, "d")], "id INT, v STRING")
     >>> plan = diff_plan(old, new, "id")
@@ -182,7 +182,7 @@ def diff(
         The number of key-hash buckets of the pre-filter (default :data:`DEFAULT_BUCKETS`, at most
         :data:`MAX_BUCKETS`).
     old_hashes, new_hashes : bool or (str, str), optional
-        Stored hashes of a side, as :func:`~hashexpr.metadata.with_metadata` writes them: the record key and
+        Stored hashes of a side, as :func:`~hashexpr.spark.metadata.with_metadata` writes them: the record key and
         record hash columns. By default (``None``) a side's ``_hx_record_key`` and ``_hx_record_hash`` are
         used when it has both; ``True`` requires them, a pair names other columns, ``False`` hashes the
         side's values. The first pass then reads only the key columns and the two hashes of that side, and
@@ -210,7 +210,7 @@ def diff(
 
     Examples
     --------
-    >>> from hashexpr.diff import diff, diff_plan, summarize
+    >>> from hashexpr.spark.diff import diff, diff_plan, summarize
     >>> old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0), (3, "c", None)], "id INT, s STRING, x DOUBLE")
     >>> new = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.5), (4, "d", 4.0)], "id INT, s STRING, x DOUBLE")
     >>> for r in diff(old, new, "id").orderBy("id").collect():
@@ -263,7 +263,7 @@ def summarize(diff_df: DataFrame) -> dict[str, int]:
 
     Examples
     --------
-    >>> from hashexpr.diff import diff, diff_plan, summarize
+    >>> from hashexpr.spark.diff import diff, diff_plan, summarize
     >>> old = spark.createDataFrame([(1, "a"), (2, "b")], "id INT, s STRING")
     >>> new = spark.createDataFrame([(2, "c"), (3, "d"), (None, "e")], "id INT, s STRING")
     >>> summarize(diff(old, new, "id"))

@@ -1,8 +1,10 @@
 """The checked inputs of a diff: key and compared columns on both sides, buckets, algorithm, stored hashes.
 
-Everything a diff is asked is checked here, before any Spark job: names are resolved on each side as Spark
+Shared by the diff on Spark (:mod:`hashexpr.spark.diff`) and on the Arrow engine (:mod:`hashexpr.arrow.diff`), so it
+imports no PySpark: a side's types are :mod:`hashexpr.types` (PySpark's converted). Everything a diff is asked is
+checked here, before any Spark job: names are resolved on each side as Spark
 resolves them (ignoring case unless ``spark.sql.caseSensitive``), schemas are compared, and the stored hashes a
-side lends are found and checked (:mod:`hashexpr.diff.stored`). Downstream, every column goes by one name on
+side lends are found and checked (:mod:`hashexpr.spark.diff.stored`). Downstream, every column goes by one name on
 both sides, its *canonical* name: a side that spells a name otherwise is read through a projection.
 """
 
@@ -12,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.types import (
+from hashexpr.errors import SchemaMismatchError
+from hashexpr.names import Resolver, quote
+from hashexpr.types import (
     ArrayType,
     BinaryType,
     BooleanType,
@@ -35,15 +39,13 @@ from pyspark.sql.types import (
     UserDefinedType,
     VarcharType,
     YearMonthIntervalType,
+    of,
 )
-
-from hashexpr.errors import SchemaMismatchError
-from hashexpr.names import Resolver, quote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-#: Every value of the ``change`` column, in the order :func:`~hashexpr.diff.summarize` reports them.
+#: Every value of the ``change`` column, in the order :func:`~hashexpr.spark.diff.summarize` reports them.
 CHANGE_TYPES = ("insert", "update", "delete", "unchanged", "duplicate_key", "null_key")
 
 #: Buckets used when ``buckets`` is not given. Each task of the bucket pass keeps 32 bytes per bucket it sees
@@ -61,7 +63,7 @@ P = "__hx_diff_"
 SIDE, KH, H, DIGEST, BUCKET, N, RN, V, FP, PART = (
     f"{P}{n}" for n in ("side", "kh", "h", "digest", "bucket", "n", "rn", "v", "fp", "part")
 )
-# Without the jar, the hashes the Arrow path computes as columns of a side (hashexpr.diff.hash_columns): the
+# Without the jar, the hashes the Arrow path computes as columns of a side (hashexpr.spark.diff.hash_columns): the
 # record key of the key columns, the row hash, each compared column's hash (HC + its position), and the array of
 # those a values join carries (C).
 HK, HR, HC, C = (f"{P}{n}" for n in ("hk", "hr", "hc", "c"))
@@ -199,7 +201,7 @@ class Side:
     @property
     def types(self) -> dict[str, DataType]:
         data = set(self.columns)
-        return {f.name: f.dataType for f in self.df.schema.fields if f.name in data}
+        return {f.name: of(f.dataType) for f in self.df.schema.fields if f.name in data}
 
 
 def _missing(name: str, sides: Sequence[Side]) -> str:

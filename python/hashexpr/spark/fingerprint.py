@@ -3,57 +3,29 @@ state a fingerprint is computed from."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
 
-from hashexpr.fingerprint_state import FingerprintState
-from hashexpr.functions import ColumnOrName, _arrow, _call
+from hashexpr.fingerprints import FingerprintState
 from hashexpr.names import column, quote, resolve
-from hashexpr.options import FINGERPRINT_ALGORITHMS, check_secret_name, word
+from hashexpr.options import (
+    FINGERPRINT_COLUMN,
+    FingerprintAlgorithm,
+    check_fingerprint_options,
+)
 from hashexpr.reference.types import spark_type_string
-from hashexpr.spark_types import is_column
+from hashexpr.spark.functions import ColumnOrName, _arrow, _call
+from hashexpr.spark.types import is_column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-#: The name of the fingerprint column that :func:`fingerprints_by` adds.
-FINGERPRINT_COLUMN = "fingerprint"
-
-#: How rows are combined: the sum of their MurmurHash3 hashes, or the LtHash16 multiset hash of their SHA-256
-#: (with ``secret``, HMAC-SHA-256) hashes, which an adversary cannot forge (``docs/FORMAT.md``, section 11).
-FingerprintAlgorithm = Literal["murmur3", "lthash16"]
-
-
-def _check_fingerprint_options(
-    algorithm: object, secret: object, function: str = "dataset_fingerprint"
-) -> tuple[str, str | None]:
-    """The algorithm as SQL reads it and the secret's name; refuses an unknown algorithm, or a secret that
-    lthash16 does not go with or that is no conf name."""
-    chosen = word(algorithm, "algorithm", FINGERPRINT_ALGORITHMS, function)
-    if secret is not None:
-        if chosen != "lthash16":
-            raise ValueError(
-                f"{function}: secret is only for algorithm='lthash16' (rows hashed with HMAC-SHA-256); drop it"
-            )
-        check_secret_name(secret, function)
-    return chosen, secret
-
-
-def fingerprint_prefix(algorithm: str = "murmur3", secret: str | None = None) -> str:
-    """The text a fingerprint of ``algorithm`` starts with: ``'hx1:'``, ``'hx1-lthash16:'`` or
-    ``'hx1-lthash16-hmac:'``."""
-    algorithm, secret = _check_fingerprint_options(algorithm, secret)
-    if algorithm == "murmur3":
-        return "hx1:"
-    return "hx1-lthash16-hmac:" if secret else "hx1-lthash16:"
-
 
 def _fingerprint_column(
     cols: list[ColumnOrName], algorithm: str = "murmur3", secret: str | None = None
 ) -> Column:
     """``dataset_fingerprint(cols)``, or ``dataset_fingerprint_with(options, cols)`` for lthash16."""
-    algorithm, secret = _check_fingerprint_options(algorithm, secret)
+    algorithm, secret = check_fingerprint_options(algorithm, secret)
     if algorithm == "murmur3":
         return _call("dataset_fingerprint", "", cols)
     return _call("dataset_fingerprint", "algorithm=lthash16" + (f"; secret={secret}" if secret else ""), cols)
@@ -104,9 +76,9 @@ def dataset_fingerprint(
     'hx1-lthash16:'
     """
     if _arrow():
-        from hashexpr.spark_arrow.fingerprints import state
+        from hashexpr.spark.arrow_path.fingerprints import state
 
-        chosen, secret = _check_fingerprint_options(algorithm, secret)
+        chosen, secret = check_fingerprint_options(algorithm, secret)
         return state(df, chosen, secret, "dataset_fingerprint").fingerprint
     fingerprint = _fingerprint_column(["*"], algorithm, secret)
     return df.agg(fingerprint).first()[0]
@@ -153,9 +125,9 @@ def fingerprints_by(
                 f"fingerprints_by: by takes Columns or column names, got {type(c).__name__}: {c!r}"
             )
     if _arrow():
-        from hashexpr.spark_arrow.fingerprints import fingerprints_by as arrow_fingerprints_by
+        from hashexpr.spark.arrow_path.fingerprints import fingerprints_by as arrow_fingerprints_by
 
-        chosen, secret = _check_fingerprint_options(algorithm, secret, "fingerprints_by")
+        chosen, secret = check_fingerprint_options(algorithm, secret, "fingerprints_by")
         named = iter(resolve(df, [c for c in by if isinstance(c, str)], "fingerprints_by"))
         keys = [next(named) if isinstance(c, str) else c for c in by]
         return arrow_fingerprints_by(df, keys, chosen, secret, "fingerprints_by")
@@ -207,7 +179,7 @@ def fingerprint_state(
     >>> hx.fingerprint_state(df, "id", algorithm="lthash16").columns
     (('id', 'int'),)
     """
-    algorithm, secret = _check_fingerprint_options(algorithm, secret, "fingerprint_state")
+    algorithm, secret = check_fingerprint_options(algorithm, secret, "fingerprint_state")
     for c in cols:
         if not (is_column(c) or isinstance(c, str)):
             raise TypeError(
@@ -215,7 +187,7 @@ def fingerprint_state(
             )
     chosen = df.select(*cols) if cols else df
     if _arrow():
-        from hashexpr.spark_arrow.fingerprints import state
+        from hashexpr.spark.arrow_path.fingerprints import state
 
         return state(chosen, algorithm, secret, "fingerprint_state")
     options = (

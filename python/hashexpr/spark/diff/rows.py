@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from hashexpr.diff import hash_columns
-from hashexpr.diff.spec import BUCKET, DIGEST, KH, SIDE, H, Spec
-from hashexpr.diff.stored import key_hash_sql, null_key_sql, read_sql
-from hashexpr.diff.sums import same_sql
+from hashexpr.diff_spec import BUCKET, DIGEST, KH, SIDE, H, Spec
 from hashexpr.jar_sql import record_hash_sql
 from hashexpr.names import quote
+from hashexpr.spark.diff import hash_columns
+from hashexpr.spark.diff.stored import key_hash_sql, null_key_sql, read_sql
+from hashexpr.spark.diff.sums import same_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from hashexpr.diff.plan import BucketPass
+    from hashexpr.spark.diff.plan import BucketPass
 
 # Up to this many differing buckets are filtered with an IN list (a hash set in the plan); more go through a
 # broadcast semi-join with a list made in Spark from one string, passed as a row of data: the plan stays small,
@@ -41,7 +41,7 @@ def hashes_sql(spec: Spec, i: int) -> dict[str, str]:
 
     The row hash is ``record_hash`` of the compared columns, or, when a side has stored hashes,
     ``record_hash_by_name`` as ``with_metadata`` stores it; a side with stored hashes reads them
-    (:func:`~hashexpr.diff.stored.read_sql`). The bucket is a hash of the key columns when ``buckets_by_key``,
+    (:func:`~hashexpr.spark.diff.stored.read_sql`). The bucket is a hash of the key columns when ``buckets_by_key``,
     else of the key hash.
     """
     null_key = null_key_sql(spec)
@@ -72,7 +72,7 @@ def keyed(
     buckets: bool = True,
 ) -> DataFrame:
     """Side ``i``'s columns that diff reads, with the key hash (where it is needed) and the bucket; with a plan,
-    only the rows of the differing buckets, with a key filter (:func:`~hashexpr.diff.buckets.key_filter`) only
+    only the rows of the differing buckets, with a key filter (:func:`~hashexpr.spark.diff.buckets.key_filter`) only
     the rows of the keys it holds, and the NULL-key rows with ``with_null_keys``. Without ``buckets`` (a pass
     that filters by none) the bucket column only tells NULL-key rows (-1) from the others (0).
     """
@@ -124,7 +124,7 @@ def hashed_sides(spec: Spec, plan: BucketPass | None = None) -> DataFrame:
 
     The digest is the record hash of the key hash and the row hash: equal values hash alike also when a
     column's type differs between the sides within a widening group, and a changed key changes the digest.
-    Without the jar the digest is the row hash, compared together with the key (:mod:`~hashexpr.diff.sums`).
+    Without the jar the digest is the row hash, compared together with the key (:mod:`~hashexpr.spark.diff.sums`).
     A side with recorded stored hashes is read for its key columns and those two hashes alone. With a plan the
     differing buckets are kept however many rows they hold: a row of the other buckets would only be
     shuffled and compared to be found unchanged.
@@ -150,7 +150,7 @@ def compare_groups(spec: Spec, hashed: DataFrame, group: list[str]) -> DataFrame
     With the jar, ``diff_rows`` (the change-types aggregate's: equal counts and equal 128-bit sums) runs once,
     after a shuffle by group: before it the groups are keys, nearly all distinct, and a partial aggregate would
     only turn each row into a buffer of the same size. Without it, plain SQL compares sums of the digests
-    (:func:`~hashexpr.diff.sums.same_sql`: a group is one key).
+    (:func:`~hashexpr.spark.diff.sums.same_sql`: a group is one key).
     """
     if spec.arrow:
         return hashed.groupBy(*group).agg(

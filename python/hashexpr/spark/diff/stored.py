@@ -1,6 +1,6 @@
 """The stored hashes a side lends to a diff: found, checked against their recorded definition, or verified.
 
-A side written by :func:`~hashexpr.metadata.with_metadata` carries each row's record key and record hash. diff
+A side written by :func:`~hashexpr.spark.metadata.with_metadata` carries each row's record key and record hash. diff
 reads them instead of hashing the side again only when they are the hashes it would compute: ``record_key``
 of the key columns without key options, and ``record_hash_by_name`` of the compared columns (with or without
 the key columns), under diff's algorithm and format version. ``with_metadata`` records that definition in each
@@ -20,14 +20,20 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.types import BinaryType
 
-from hashexpr.definitions import Definition, differences, hash_definition, is_metadata_column, key_definition
-from hashexpr.diff import hash_columns
-from hashexpr.diff.spec import Side, Spec, Stored
+from hashexpr.definitions import (
+    DEFAULT_NAMES,
+    Definition,
+    differences,
+    hash_definition,
+    is_metadata_column,
+    key_definition,
+)
+from hashexpr.diff_spec import Side, Spec, Stored
 from hashexpr.jar_sql import record_hash_sql, record_key_sql, string
-from hashexpr.metadata import DEFAULT_NAMES
 from hashexpr.names import quote
 from hashexpr.options import KeyOptions
 from hashexpr.reference import FORMAT_VERSION
+from hashexpr.spark.diff import hash_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -102,7 +108,7 @@ def check(spec: Spec, i: int, names: tuple[str, str], own: dict[str, str]) -> St
     side's spelling (the names its recorded definitions use).
 
     A recorded definition is compared with diff's; a column without one is sampled now and verified row by
-    row later (:class:`~hashexpr.diff.spec.Stored`).
+    row later (:class:`~hashexpr.diff_spec.Stored`).
     """
     side, (key_col, hash_col) = ("old", "new")[i], names
     df = spec.side(i)

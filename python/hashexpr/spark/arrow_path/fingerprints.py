@@ -24,13 +24,13 @@ from pyspark.sql.types import (
 )
 
 from hashexpr.arrow.engine import native
-from hashexpr.fingerprint_state import FingerprintState
+from hashexpr.fingerprints import FingerprintState
 from hashexpr.names import quote
 from hashexpr.reference.types import spark_type_string
-from hashexpr.spark_arrow.batches import unchecked_batch_bytes
-from hashexpr.spark_arrow.checks import arrow_schema, check_schema
-from hashexpr.spark_arrow.columns import secret_key
-from hashexpr.spark_arrow.frames import HashSpec, positional, with_hashes
+from hashexpr.spark.arrow_path.batches import unchecked_batch_bytes
+from hashexpr.spark.arrow_path.checks import arrow_schema, check_schema
+from hashexpr.spark.arrow_path.columns import secret_key
+from hashexpr.spark.arrow_path.frames import HashSpec, positional, with_hashes
 
 _STATE = StructType(
     [
@@ -54,7 +54,7 @@ def state(df: DataFrame, algorithm: str, secret: str | None, function: str) -> F
     names = df.columns
 
     def states(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from hashexpr.spark_arrow.worker import partition_state
+        from hashexpr.spark.arrow_path.worker import partition_state
 
         named = (b.rename_columns(names) for b in batches)
         found = partition_state(function, named, expected, algorithm, hmac_key)
@@ -130,7 +130,7 @@ def fingerprints_by(
     names = [f.name for f in by_fields]
 
     def groups(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from hashexpr.spark_arrow.worker import group_fingerprints
+        from hashexpr.spark.arrow_path.worker import group_fingerprints
 
         named = (b.rename_columns(columns) for b in batches)
         found = group_fingerprints(function, named, expected, data, grouping, marker, algorithm, hmac_key)

@@ -18,24 +18,14 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from hashexpr.definitions import Definition, field_metadata, hash_definition, key_definition
-from hashexpr.functions import _arrow, _require, record_hash, record_key
+from hashexpr.definitions import DEFAULT_NAMES, Definition, field_metadata, hash_definition, key_definition
 from hashexpr.names import column, quote, resolve
 from hashexpr.options import Algorithm, KeyOptions, algorithm_of, flag
 from hashexpr.reference import FORMAT_VERSION
+from hashexpr.spark.functions import _arrow, _require, record_hash, record_key
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-#: The default name of each metadata column, by field; ``names`` in :func:`with_metadata` overrides them.
-DEFAULT_NAMES: Mapping[str, str] = {
-    "record_key": "_hx_record_key",
-    "record_hash": "_hx_record_hash",
-    "commit_time": "_hx_commit_time",
-    "commit_seqno": "_hx_commit_seqno",
-    "source_file": "_hx_source_file",
-    "format_version": "_hx_format_version",
-}
 
 # monotonically_increasing_id() puts the partition index in the upper 31 bits and the record's index
 # within the partition in the lower 33 bits.
@@ -241,7 +231,7 @@ def with_metadata(
         :func:`~hashexpr.record_key` options: ``salt``, ``trim``, ``case``, ``empty_as_null``, ``null_key``.
     algorithm : {'murmur3', 'sha256', 'hmac-sha256'}, optional
         The algorithm of both the record key and the record hash (see :func:`~hashexpr.record_hash`);
-        :func:`~hashexpr.diff.diff` must be given the same to use the stored hashes.
+        :func:`~hashexpr.spark.diff.diff` must be given the same to use the stored hashes.
     secret : str, optional
         With ``'hmac-sha256'``: the name of the Spark conf ``spark.hashexpr.secret.<name>`` holding the key.
 
@@ -260,7 +250,7 @@ def with_metadata(
     Examples
     --------
     >>> import hashexpr as hx
-    >>> from hashexpr.metadata import with_metadata
+    >>> from hashexpr.spark.metadata import with_metadata
     >>> df = spark.createDataFrame([(1, "a"), (2, "b")], "id INT, v STRING")
     >>> tagged = with_metadata(df, "id", commit_time="2026-01-02T03:04:05", names={"commit_seqno": "seq"})
     >>> tagged.columns[2:]
@@ -387,7 +377,7 @@ def _with_metadata_arrow(
     positions are still those of the files read; the hashes are then appended (``mapInArrow`` where PySpark
     has no Arrow UDFs), and the columns put in with_metadata's order.
     """
-    from hashexpr.spark_arrow.frames import HashSpec, with_hashes
+    from hashexpr.spark.arrow_path.frames import HashSpec, with_hashes
 
     rest: list[tuple[str, Column]] = [("commit_time", commit_at)]
     if seqno is not None:

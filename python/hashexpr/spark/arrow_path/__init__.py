@@ -6,8 +6,8 @@ session has no hashexpr functions, the Python API runs that engine in the execut
 
 - column functions (:func:`~hashexpr.record_hash`, :func:`~hashexpr.record_key`, :func:`~hashexpr.normalize_key`)
   become Arrow UDFs (``pyspark.sql.functions.arrow_udf``, PySpark 4.1 and later), ordinary columns; before 4.1,
-  plain Python UDFs that hash row by row (:mod:`~hashexpr.spark_arrow.rows`);
-- DataFrame-level work (:func:`~hashexpr.dataset_fingerprint`, :func:`~hashexpr.fingerprint_state`,
+  plain Python UDFs that hash row by row (:mod:`~hashexpr.spark.arrow_path.rows`);
+- DataFrame-level work (:func:`~hashexpr.dataset_fingerprint`, :func:`~hashexpr.fingerprints`,
   :func:`~hashexpr.fingerprints_by`) runs in ``DataFrame.mapInArrow``, on every supported line.
 
 :func:`engine` says which a session uses; ``HASHEXPR_ENGINE=jar|arrow`` forces one (``docs/PYTHON.md``).
@@ -15,6 +15,6 @@ session has no hashexpr functions, the Python API runs that engine in the execut
 
 from __future__ import annotations
 
-from hashexpr.spark_arrow.engine import engine
+from hashexpr.spark.arrow_path.engine import engine
 
 __all__ = ["engine"]

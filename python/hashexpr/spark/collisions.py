@@ -25,9 +25,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import CharType, DataType, StringType, StructType, VarcharType
 
 from hashexpr.definitions import METADATA_KEY, Definition
-from hashexpr.functions import normalize_key, record_key
 from hashexpr.names import Resolver, column, quote, resolve
 from hashexpr.options import KeyOptions, parse_normalization
+from hashexpr.spark.functions import normalize_key, record_key
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -136,7 +136,7 @@ def find_collisions(
     are compared after the normalisation the key options ask for (``trim``, ``case``, ``empty_as_null``), as
     :func:`~hashexpr.record_key` normalises them: ``' c-1'`` and ``'C-1'`` under ``trim=True, case='upper'``
     are one business key, reported as ``'C-1'``. With ``hash_col``, pass the options its hash keys were made
-    with; a column written by :func:`~hashexpr.metadata.with_metadata` records them, and they are used when
+    with; a column written by :func:`~hashexpr.spark.metadata.with_metadata` records them, and they are used when
     none are passed. Business keys are compared NULL-safely (a NULL key part equals a NULL key part); rows whose
     hash key is NULL have no hash key to check and are skipped. The distinct (business key, hash key) pairs are
     shuffled once, then grouped both ways.
@@ -172,7 +172,7 @@ def find_collisions(
 
     Examples
     --------
-    >>> from hashexpr.collisions import find_collisions
+    >>> from hashexpr.spark.collisions import find_collisions
     >>> hub = spark.createDataFrame(
     ...     [("A", b"k1"), ("B", b"k1"), ("C", b"k2"), ("C", b"k3"), ("D", b"k4")], "id STRING, hk BINARY")
     >>> for r in find_collisions(hub, "id", hash_col="hk").collect():
@@ -293,7 +293,7 @@ def collision_exceptions(
     Examples
     --------
     >>> import hashexpr as hx
-    >>> from hashexpr.collisions import find_collisions, collision_exceptions
+    >>> from hashexpr.spark.collisions import find_collisions, collision_exceptions
     >>> hub = spark.createDataFrame([("A", b"k1"), ("B", b"k1"), ("C", b"k2")], "id STRING, hk BINARY")
     >>> exceptions = collision_exceptions(find_collisions(hub, "id", hash_col="hk"), salt="c1")
     >>> [(r.id, r.replacement_key == hub.select(hx.record_key(F.lit("B"), salt="c1")).first()[0], r.normalization)
@@ -379,7 +379,7 @@ def resolve_collisions(
 
     Examples
     --------
-    >>> from hashexpr.collisions import resolve_collisions
+    >>> from hashexpr.spark.collisions import resolve_collisions
     >>> rows = spark.createDataFrame([("A", b"k1"), ("B", b"k1"), (None, b"k0")], "id STRING, hash_key BINARY")
     >>> exceptions = spark.createDataFrame([("B", b"k9"), (None, b"kn")], "id STRING, replacement_key BINARY")
     >>> sorted((r.id or "-", bytes(r.hash_key)) for r in resolve_collisions(rows, "id", exceptions).collect())
@@ -429,7 +429,7 @@ def collision_probability(n_rows: int, bits: int = 128) -> float:
 
     Examples
     --------
-    >>> from hashexpr.collisions import collision_probability
+    >>> from hashexpr.spark.collisions import collision_probability
     >>> f"{collision_probability(10**9):.3g}"
     '1.47e-21'
     >>> f"{collision_probability(10**9, bits=64):.3g}"

@@ -5,7 +5,7 @@ A fingerprint (``docs/FORMAT.md``, sections 5 and 11) is a SHA-256 over a row co
 Sums add and subtract, so the state of a table after a change is its state before, plus the state of the rows
 added, minus the state of the rows removed: equal, byte for byte, to a full recompute (``docs/FINGERPRINTS.md``).
 
-This module is plain Python: Spark (:func:`hashexpr.fingerprint_state`), the Rust engine
+This module is plain Python: Spark (:func:`hashexpr.fingerprints`), the Rust engine
 (:func:`hashexpr.arrow.fingerprint_state`) and Delta Lake's change data feed (:func:`hashexpr.delta_fingerprint`)
 all make the same :class:`FingerprintState`, and its JSON goes from one to the other.
 """
@@ -19,11 +19,10 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyspark.sql.types import StringType
-
 from hashexpr.options import FINGERPRINT_ALGORITHMS, check_secret_name
 from hashexpr.reference.record import record_hash
 from hashexpr.reference.tags import FINGERPRINT_LABEL, FORMAT_VERSION, LTHASH_LABEL, LTHASH_LANES
+from hashexpr.types import StringType
 
 #: What the ``"hashexpr"`` entry of a state's JSON says, and the version of that JSON's layout.
 JSON_KIND = "fingerprint-state"
@@ -69,7 +68,7 @@ def schema_digest(algorithm: str, columns: Sequence[tuple[str, str]]) -> bytes:
 class FingerprintState:
     """The row count and the sum (``murmur3``) or lanes (``lthash16``) a fingerprint is computed from.
 
-    States are made by :func:`hashexpr.fingerprint_state` (Spark), :func:`hashexpr.arrow.fingerprint_state` (the
+    States are made by :func:`hashexpr.fingerprints` (Spark), :func:`hashexpr.arrow.fingerprint_state` (the
     Rust engine) and :func:`hashexpr.delta_fingerprint` (a Delta table), or read back with :meth:`from_json`.
     ``a + b`` is the state of both multisets of rows together, ``a - b`` the state of ``a`` without the rows of
     ``b``; both refuse states of other columns, another algorithm or another secret.

@@ -4,7 +4,7 @@ Before 4.1, PySpark's vectorised UDFs hand Python pandas objects, which lose wha
 column with a NULL becomes floats, timestamps become nanoseconds); its plain Python UDFs hand it exact values:
 ``int``, ``float``, ``Decimal``, ``bytearray``, ``date``, ``datetime``, lists, dicts and ``Row``\\ s. Each row is
 hashed by :mod:`hashexpr.reference`, the format's pure-Python oracle, with the types read from Spark's ``typeof`` of
-the arguments (:mod:`hashexpr.spark_arrow.type_text`). The same bytes as the jar, at some 10,000 rows of ten
+the arguments (:mod:`hashexpr.spark.arrow_path.type_text`). The same bytes as the jar, at some 10,000 rows of ten
 columns a second a core: for volume, hash with :func:`~hashexpr.with_metadata` (``mapInArrow``) or load the jar.
 
 What a plain UDF cannot be handed exactly is refused, never hashed differently: a string holding U+FFFD (Spark
@@ -12,7 +12,7 @@ decodes strings for Python with U+FFFD in place of bytes that are not UTF-8, so 
 maps keyed by floating-point numbers or timestamps (a ``dict`` makes one key of 0.0 and -0.0, or of two instants
 of one local wall time), struct field names holding ``<`` or ``>`` (which the type text cannot be read back
 with), values of another Python class than the type text says (user-defined types), and the types the Arrow
-path refuses too (:func:`~hashexpr.spark_arrow.checks.refused_text`).
+path refuses too (:func:`~hashexpr.spark.arrow_path.checks.refused_text`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from hashexpr.spark_arrow.checks import refusal, refused_text, split_struct_text
-from hashexpr.spark_arrow.type_text import parse, parse_fields
+from hashexpr.spark.arrow_path.checks import refusal, refused_text, split_struct_text
+from hashexpr.spark.arrow_path.type_text import parse, parse_fields
 
 ROUTE = "hashexpr hashes row by row in Python UDFs (this PySpark has no Arrow UDFs)"
 #: Why the route refuses intervals and the types newer than the format.

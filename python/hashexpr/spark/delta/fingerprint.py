@@ -12,12 +12,13 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from hashexpr.delta.log import Commit, Metadata, log_directory, metadata_at, read_commits
-from hashexpr.fingerprint import FingerprintAlgorithm, _check_fingerprint_options, fingerprint_state
-from hashexpr.fingerprint_state import FingerprintState
-from hashexpr.functions import _call
+from hashexpr.fingerprints import FingerprintState
 from hashexpr.names import column, quote, resolve
+from hashexpr.options import FingerprintAlgorithm, check_fingerprint_options
 from hashexpr.reference.types import spark_type_string
+from hashexpr.spark.delta.log import Commit, Metadata, log_directory, metadata_at, read_commits
+from hashexpr.spark.fingerprint import fingerprint_state
+from hashexpr.spark.functions import _call
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -202,9 +203,9 @@ def _options(
     if isinstance(columns, str):
         columns = [columns]
     if since is None:
-        chosen, secret = _check_fingerprint_options(algorithm or "murmur3", secret, _FUNCTION)
+        chosen, secret = check_fingerprint_options(algorithm or "murmur3", secret, _FUNCTION)
         return chosen, secret, list(columns) if columns is not None else None
-    chosen, _ = _check_fingerprint_options(algorithm or since.algorithm, None, _FUNCTION)
+    chosen, _ = check_fingerprint_options(algorithm or since.algorithm, None, _FUNCTION)
     if chosen != since.algorithm:
         raise ValueError(
             f"{_FUNCTION}: the state is a {since.algorithm} state, not {chosen}: pass algorithm="

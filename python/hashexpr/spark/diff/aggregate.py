@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from hashexpr.diff.rows import hashes_sql
-from hashexpr.diff.spec import PART, SIDE, H, P, Spec
-from hashexpr.diff.stored import null_key_sql
-from hashexpr.diff.sums import rows_per_key_sql
+from hashexpr.diff_spec import PART, SIDE, H, P, Spec
 from hashexpr.names import quote
+from hashexpr.spark.diff.rows import hashes_sql
+from hashexpr.spark.diff.stored import null_key_sql
+from hashexpr.spark.diff.sums import rows_per_key_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -40,7 +40,7 @@ def change_types(spec: Spec, include_unchanged: bool) -> DataFrame:
     """The diff's rows (key columns, ``change``, ``side``) from one aggregate per key (see the module).
 
     Per key, ``diff_rows`` gives each side's row count and whether both sides hold the same multiset of row
-    hashes (without the jar, plain SQL gives the same: :func:`~hashexpr.diff.sums.rows_per_key_sql`); one output
+    hashes (without the jar, plain SQL gives the same: :func:`~hashexpr.spark.diff.sums.rows_per_key_sql`); one output
     row per input row (a matched pair in one) is then made from those alone."""
     width = row_hash_width(spec)
     keys = [quote(k) for k in spec.key]

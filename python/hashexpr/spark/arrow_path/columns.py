@@ -6,7 +6,7 @@ arguments, not the whole row. The function's columns go in as arrays of their ow
 struct, which says what the Arrow types cannot (collations, intervals); stars and by-name hashes go in as one
 struct, the only form in which ``"*"`` and ``"t.*"`` expand as they do in ``record_hash(*)`` and arguments keep
 their names. Where PySpark has no Arrow UDFs (3.5, 4.0), the same arguments go to plain Python UDFs, hashed row by
-row (:mod:`hashexpr.spark_arrow.rows`).
+row (:mod:`hashexpr.spark.arrow_path.rows`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pyspark.sql.types import BinaryType, StringType
 from hashexpr.arrow.engine import native
 from hashexpr.names import attribute_sql, quote
 from hashexpr.options import KeyOptions, algorithm_of
-from hashexpr.spark_arrow import rows
-from hashexpr.spark_types import is_column
+from hashexpr.spark.arrow_path import rows
+from hashexpr.spark.types import is_column
 
 
 def available() -> bool:
@@ -33,7 +33,7 @@ def available() -> bool:
 
 def _require(function: str) -> Any:
     """``arrow_udf``, once the engine is known to be installed; None where PySpark has no Arrow UDFs (the column
-    functions then run row by row: :mod:`hashexpr.spark_arrow.rows`)."""
+    functions then run row by row: :mod:`hashexpr.spark.arrow_path.rows`)."""
     if not available():
         return None
     native()  # the pure wheel has no engine: say what to install before any job runs
@@ -156,7 +156,7 @@ def hash_column(
                 f"{unnamed[0]} one with .alias('name') (the jar names it as Spark shows it)"
             )
     options = key_arguments(key)
-    from hashexpr.spark_arrow import worker
+    from hashexpr.spark.arrow_path import worker
 
     labels = {f"_{i}": _shown(c) for i, c in enumerate(cols) if kind != "by_name" and not _is_star(c)}
     fields = F.struct(*[_struct_field(c, i, kind) for i, c in enumerate(cols)])
@@ -198,7 +198,7 @@ def typed_column(
     """The hash of a DataFrame's top-level columns ``names`` as an Arrow UDF column, their Spark types
     ``expected`` read by the driver from its schema: no type text travels with the rows, and by-name hashes
     use the names as the schema spells them."""
-    from hashexpr.spark_arrow import worker
+    from hashexpr.spark.arrow_path import worker
 
     arrow_udf = _require(function)
     assert arrow_udf is not None, "typed columns are for PySpark with Arrow UDFs; frames.with_hashes checks"
@@ -221,7 +221,7 @@ def normalize_column(col: Any, options: KeyOptions) -> Column:
         return rows.udf(body, StringType())(argument, F.call_function("typeof", argument)).alias(
             f"normalize_key({label})"
         )
-    from hashexpr.spark_arrow import worker
+    from hashexpr.spark.arrow_path import worker
 
     def normalized(values: pa.Array, catalog: pa.Array) -> pa.Array:
         return worker.normalize(values, catalog, label, trim, case, empty_as_null)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from hashexpr.diff.plan import BucketPass
-from hashexpr.diff.spec import BUCKET, SIDE
+from hashexpr.diff_spec import BUCKET, SIDE
+from hashexpr.spark.diff.plan import BucketPass
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -18,7 +18,7 @@ from hashexpr import jar_sql
 from hashexpr.errors import HashExprNotInstalledError
 from hashexpr.names import attribute_sql
 from hashexpr.options import Algorithm, KeyOptions, flag, hash_options
-from hashexpr.spark_types import is_column
+from hashexpr.spark.types import is_column
 
 ColumnOrName = Column | str
 
@@ -55,7 +55,7 @@ def _call(function: str, options: str, cols: Sequence[ColumnOrName]) -> Column:
 
 def _arrow() -> bool:
     """Whether the active session hashes through the Arrow path (no jar, or ``HASHEXPR_ENGINE=arrow``)."""
-    from hashexpr.spark_arrow.engine import forced, uses_arrow
+    from hashexpr.spark.arrow_path.engine import forced, uses_arrow
 
     chosen = forced()
     if chosen is not None:
@@ -127,7 +127,7 @@ def record_hash(
     function = "record_hash_by_name" if flag(by_name, "by_name", "record_hash") else "record_hash"
     options = "; ".join(hash_options(algorithm, secret, function))
     if _arrow():
-        from hashexpr.spark_arrow.columns import hash_column
+        from hashexpr.spark.arrow_path.columns import hash_column
 
         return hash_column(function, cols, "by_name" if by_name else "positional", algorithm, secret)
     return _call(function, options, cols)
@@ -212,7 +212,7 @@ def record_key(
             )
         return _to_column(cols[0])
     if _arrow():
-        from hashexpr.spark_arrow.columns import hash_column
+        from hashexpr.spark.arrow_path.columns import hash_column
 
         return hash_column("record_key", cols, "key", algorithm, secret, key)
     return _call("record_key", options, cols)
@@ -255,7 +255,7 @@ def normalize_key(
     if not options.normalizes:
         return _to_column(col)
     if _arrow():
-        from hashexpr.spark_arrow.columns import normalize_column
+        from hashexpr.spark.arrow_path.columns import normalize_column
 
         return normalize_column(col, options)
     _require("normalize_key")

@@ -1,7 +1,7 @@
 """The hashes of a diff without hashexpr's jar: columns of each side, computed by the Arrow path.
 
 Without the jar no SQL text can call ``record_key`` or ``record_hash``. Each side is read instead with the hashes
-the diff compares appended as columns (:func:`~hashexpr.spark_arrow.frames.with_hashes`: Arrow UDF columns on
+the diff compares appended as columns (:func:`~hashexpr.spark.arrow_path.frames.with_hashes`: Arrow UDF columns on
 PySpark 4.1 and later, which Spark computes only in the queries that read them and after the filters it pushes
 below them; ``mapInArrow`` on 3.5 and 4.0), and the SQL of every pass names those columns where the jar's path
 calls a function:
@@ -21,15 +21,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from hashexpr.diff.spec import HC, HK, HR, Spec, Stored
+from hashexpr.diff_spec import HC, HK, HR, Spec, Stored
 from hashexpr.names import quote
-from hashexpr.spark_arrow.engine import engine
+from hashexpr.spark.arrow_path.engine import engine
 
 # The Arrow path's modules load pyarrow and numpy, which ``import hashexpr`` does not: they are imported where used.
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from hashexpr.spark_arrow.frames import HashSpec
+    from hashexpr.spark.arrow_path.frames import HashSpec
 
 FUNCTION = "diff"
 # The row hash over the key columns too, next to HR, in the sample of a side whose stored row hash records no
@@ -44,14 +44,14 @@ def uses_arrow(df: DataFrame) -> bool:
 
 
 def _key(spec: Spec, name: str = HK) -> HashSpec:
-    from hashexpr.spark_arrow.frames import HashSpec
+    from hashexpr.spark.arrow_path.frames import HashSpec
 
     return HashSpec(name, spec.key, "key", spec.algorithm, spec.secret)
 
 
 def _row(spec: Spec, name: str, with_key: bool, by_name: bool) -> list[HashSpec]:
     """The row hash of the compared columns (and of the key columns ``with_key``), if there is any column."""
-    from hashexpr.spark_arrow.frames import HashSpec
+    from hashexpr.spark.arrow_path.frames import HashSpec
 
     hashed = (spec.key if with_key else ()) + spec.columns
     kind = "by_name" if by_name else "positional"
@@ -79,7 +79,7 @@ def _wanted(spec: Spec, i: int) -> list[HashSpec]:
 
 def attached(spec: Spec) -> Spec:
     """``spec`` with each side's hash columns appended (one Arrow pass per side, wherever a query reads it)."""
-    from hashexpr.spark_arrow.frames import with_hashes
+    from hashexpr.spark.arrow_path.frames import with_hashes
 
     frames = []
     for i in (0, 1):
@@ -108,7 +108,7 @@ def sampled(spec: Spec, stored: Stored, rows: DataFrame) -> tuple[DataFrame, str
     """The first ``rows`` of a side whose ``stored`` hashes record no definition, with what they are checked
     against: the record key, and ``record_hash_by_name`` with and without the key columns. Returns the rows
     and the SQL of the key hash and of the row hash with (True) and without (False) the key columns."""
-    from hashexpr.spark_arrow.frames import with_hashes
+    from hashexpr.spark.arrow_path.frames import with_hashes
 
     wanted = [_key(spec), *_row(spec, HR_WITH_KEY, True, True), *_row(spec, HR, False, True)]
     hashed = with_hashes(_read(spec, stored, rows), wanted, FUNCTION)
@@ -118,7 +118,7 @@ def sampled(spec: Spec, stored: Stored, rows: DataFrame) -> tuple[DataFrame, str
 def check_columns(spec: Spec) -> None:
     """Refuse, before any job, a compared column whose per-column hash (``changed_columns``) the Arrow path
     cannot compute as the jar does."""
-    from hashexpr.spark_arrow.checks import check_schema
+    from hashexpr.spark.arrow_path.checks import check_schema
 
     for i in (0, 1):
         check_schema(FUNCTION, spec.side(i).schema, spec.columns)
@@ -127,7 +127,7 @@ def check_columns(spec: Spec) -> None:
 def column_hashes(spec: Spec, rows: DataFrame) -> DataFrame:
     """``rows`` (a side's rows to join, the compared columns by their names) with each compared column's
     record hash, ``HC0``, ``HC1``, ... in the order of ``spec.columns``."""
-    from hashexpr.spark_arrow.frames import HashSpec, with_hashes
+    from hashexpr.spark.arrow_path.frames import HashSpec, with_hashes
 
     wanted = [
         HashSpec(f"{HC}{j}", (c,), "positional", spec.algorithm, spec.secret)

@@ -11,8 +11,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from hashexpr.options import KeyOptions, algorithm_of
-from hashexpr.spark_arrow import columns
-from hashexpr.spark_arrow.checks import check_schema
+from hashexpr.spark.arrow_path import columns
+from hashexpr.spark.arrow_path.checks import check_schema
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class HashSpec:
 def with_hashes(df: DataFrame, specs: Sequence[HashSpec], function: str) -> DataFrame:
     """``df`` with one BINARY column per spec appended, computed by the Rust engine.
 
-    Every hashed column is checked first (:func:`~hashexpr.spark_arrow.checks.check_schema`), so a type the
+    Every hashed column is checked first (:func:`~hashexpr.spark.arrow_path.checks.check_schema`), so a type the
     Arrow path cannot hash as the jar does fails here, in the driver, naming ``function`` and the column.
     """
     expected = {spec.name: _types(df.schema, spec, function) for spec in specs}
@@ -60,7 +60,7 @@ def with_hashes(df: DataFrame, specs: Sequence[HashSpec], function: str) -> Data
     source = df.columns
 
     def append(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from hashexpr.spark_arrow.worker import hash_batch
+        from hashexpr.spark.arrow_path.worker import hash_batch
 
         for batch in batches:
             batch = batch.rename_columns(source)
