@@ -35,6 +35,15 @@ postgres:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; \
 	fi
 
+# MariaDB's server, for the MySQL and MariaDB tests (tests/mariadb_server.py starts a server of its own).
+.PHONY: mariadb
+mariadb:
+	@if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then \
+	  echo "installing Debian's mariadb-server package"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mariadb-server >/dev/null; \
+	fi
+
 # dbt for the dbt package's tests (integrations/dbt): its own virtualenv, since dbt-core 1.11 needs a protobuf
 # older than the one beside pyspark. tests/test_dbt.py runs its dbt.
 DBT_VENV := .venv-dbt
@@ -205,9 +214,9 @@ test-jvm-lines: venv
 
 # make test runs the pinned line's pytest in two parts: most modules on the main stream, and BESIDE_PYTEST (Delta
 # Lake in other lines' virtualenvs, processes of their own) after the smoke suites, on the core they leave free.
-BESIDE_PYTEST := tests/test_delta_fingerprint.py tests/test_delta_upsert.py
+BESIDE_PYTEST := tests/test_delta_fingerprint.py tests/test_delta_upsert.py tests/test_reconcile_delta.py
 # --durations: the slowest tests, after the seconds per module, say where the next budget cut is.
-test-pytest: venv postgres
+test-pytest: venv postgres mariadb
 	$(PY) -m pytest --durations=25 $(addprefix --ignore=,$(BESIDE_PYTEST))
 
 .PHONY: test-pytest-beside
@@ -216,7 +225,7 @@ test-pytest-beside: venv
 
 # The virtualenvs pytest runs besides .venv: every other line's, and dbt's.
 .PHONY: test-venvs
-test-venvs: line-venvs dbt-venv
+test-venvs: line-venvs dbt-venv mariadb
 
 # The engine's Rust tests (every spec/ vector file), in the release profile that make venv already built.
 .PHONY: test-native
@@ -229,13 +238,13 @@ test-native: venv
 # Two pytest processes (pytest-xdist), a module at a time each, with a Spark session each: most of these tests
 # wait on py4j and Python rather than on the JVM's two cores.
 .PHONY: check
-check: lint jar jars
+check: lint jar jars mariadb
 	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile
 
 test-jvm: venv
 	$(SBT) hashexpr/test
 
-test-python: jar jars postgres dbt-venv
+test-python: jar jars postgres mariadb dbt-venv
 	$(PY) -m pytest
 
 lint: venv
@@ -267,7 +276,7 @@ BENCH_ARGS ?=
 # datacompy (the diff comparison) only for the benchmark, without its [spark] extra: that pins pyspark <= 4.2
 # on Python 3.11, and the venv keeps the pyspark of spark-version.
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7" "polars-hash==0.9.3"
+	$(PY) -m pip install -q "datacompy==1.1.0" "matplotlib==3.10.7" "polars-hash==0.9.3" "mysql-connector-python==26.10.0"
 	touch $@
 
 # The reconcile section's peers, each in a virtualenv of its own (they pin packages older than .venv's):
@@ -278,7 +287,7 @@ BENCH_PEERS := .venv-bench-reladiff .venv-bench-datadiff
 PEER_DRIVERS := "psycopg2-binary==2.9.13" "duckdb==2.0.1"
 .venv-bench-reladiff/.installed:
 	$(PYTHON) -m venv .venv-bench-reladiff
-	.venv-bench-reladiff/bin/python -m pip install -q "reladiff==0.6.0" $(PEER_DRIVERS)
+	.venv-bench-reladiff/bin/python -m pip install -q "reladiff==0.6.0" $(PEER_DRIVERS) "mysql-connector-python==26.10.0"
 	touch $@
 
 .venv-bench-datadiff/.installed:
@@ -286,5 +295,5 @@ PEER_DRIVERS := "psycopg2-binary==2.9.13" "duckdb==2.0.1"
 	.venv-bench-datadiff/bin/python -m pip install -q "data-diff==0.11.2" "dbt-core==1.8.9" "pydantic==1.10.21" $(PEER_DRIVERS)
 	touch $@
 
-bench: jar postgres $(VENV)/.bench-installed $(addsuffix /.installed,$(BENCH_PEERS))
+bench: jar postgres mariadb $(VENV)/.bench-installed $(addsuffix /.installed,$(BENCH_PEERS))
 	SPARK_LOCAL_IP=127.0.0.1 $(PY) bench/run.py $(BENCH_ARGS)

@@ -87,6 +87,15 @@ def postgres():
         yield server
 
 
+@pytest.fixture(scope="session")
+def mariadb():
+    """A real MariaDB server for the session (tests/mariadb_server.py)."""
+    from mariadb_server import mariadb_server
+
+    with mariadb_server() as server:
+        yield server
+
+
 _MODULE_SECONDS: dict[str, float] = {}
 
 

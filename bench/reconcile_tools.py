@@ -108,7 +108,7 @@ def _write(con, table: str, stem: Path, log) -> None:
     con.execute("DETACH out")
 
 
-def load_postgres(server, root: Path, rows: int, fractions: list[float], log) -> dict[str, str]:
+def load_postgres(server, root: Path, rows: int, fractions: list[float], log, prefix: str = "rc_") -> dict[str, str]:
     """A database for the source and one for each copy; their connection strings (host, port, dbname)."""
     import psycopg
 
@@ -116,7 +116,7 @@ def load_postgres(server, root: Path, rows: int, fractions: list[float], log) ->
     names = {}
     with psycopg.connect(server.dsn, autocommit=True) as admin:
         for key, path in databases.items():
-            name = "rc_" + key.replace("-", "_").replace(".", "_")
+            name = prefix + key.replace("-", "_").replace(".", "_")
             t0 = time.perf_counter()
             admin.execute(f"CREATE DATABASE {name}")
             with psycopg.connect(
@@ -214,6 +214,10 @@ def naive(spec: dict) -> None:
     source = postgres(spec["source"])
     if spec["target"] == "pg":
         target = postgres(spec["target_dsn"])
+    elif spec["target"] == "mysql":
+        import reconcile_mariadb
+
+        target = reconcile_mariadb.pull(spec["mysql"], spec["database"])
     elif spec["target"] == "duckdb":
         import duckdb
 

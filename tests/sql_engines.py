@@ -118,12 +118,17 @@ def spark_type(dtype: DataType) -> str:
 
 
 def literal(value: Any, dtype: DataType, dialect: str, pg_types: PostgresTypes | None = None) -> str:
-    """``value`` as a constant of Spark type ``dtype`` in ``dialect``."""
+    """``value`` as a constant of Spark type ``dtype`` (PySpark's, or hashexpr.types') in ``dialect``."""
+    from hashexpr.spark.types import to_spark
+
+    dtype = to_spark(dtype)
     if dialect == "postgres":
         assert pg_types is not None
         return _postgres(value, dtype, pg_types)
     if dialect == "duckdb":
         return _duckdb(value, dtype)
+    if dialect == "mysql":
+        return _mysql(value, dtype)
     return _spark(value, dtype)
 
 
@@ -191,6 +196,63 @@ def _duckdb(value: Any, dtype: DataType) -> str:
         items = ", ".join(_duckdb(v, dtype.valueType) for _, v in value)
         return f"CAST(MAP([{keys}], [{items}]) AS {name})"
     raise ValueError(f"no DuckDB literal for {dtype}")
+
+
+#: The session time zone of the MySQL/MariaDB tests: an offset (named zones need the server's zone tables).
+MYSQL_TIME_ZONE = "+05:30"
+_MYSQL_OFFSET = datetime.timedelta(hours=5, minutes=30)
+
+
+def mysql_holds(value: Any, dtype: DataType) -> bool:
+    """Whether MySQL/MariaDB holds the value: no array, struct or map, no NaN or infinity, dates of years 1 to
+    9999, instants inside TIMESTAMP's range (UNIX_TIMESTAMP's), strings that are UTF-8."""
+    if isinstance(dtype, (ArrayType, StructType, MapType)):
+        return False
+    if value is None:
+        return True
+    if isinstance(dtype, (FloatType, DoubleType)):
+        return math.isfinite(value)
+    if isinstance(dtype, StringType):
+        return isinstance(value, str)
+    if isinstance(dtype, DateType):
+        return datetime.date(1, 1, 1).toordinal() <= value + _EPOCH.toordinal() <= datetime.date(9999, 12, 31).toordinal()
+    if isinstance(dtype, TimestampNTZType):
+        return -62135596800 * 10**6 <= value < 253402300800 * 10**6
+    if isinstance(dtype, TimestampType):
+        return 10**6 <= value < 2**31 * 10**6
+    return True
+
+
+def _mysql(value: Any, dtype: DataType) -> str:
+    if isinstance(dtype, NullType):
+        return "NULL"
+    if isinstance(dtype, (ByteType, ShortType, IntegerType, LongType)):
+        return "CAST(NULL AS SIGNED)" if value is None else f"CAST({value} AS SIGNED)"
+    if isinstance(dtype, (FloatType, DoubleType)):
+        kind = "FLOAT" if isinstance(dtype, FloatType) else "DOUBLE"
+        return f"CAST(NULL AS {kind})" if value is None else f"CAST('{_float_text(value, '', '')}' AS {kind})"
+    if isinstance(dtype, DecimalType):
+        kind = f"DECIMAL({dtype.precision}, {dtype.scale})"
+        return f"CAST(NULL AS {kind})" if value is None else f"CAST('{_decimal_text(value)}' AS {kind})"
+    if isinstance(dtype, StringType):
+        return "CAST(NULL AS CHAR)" if value is None else f"CONVERT(X'{_utf8(value).hex()}' USING utf8mb4)"
+    if isinstance(dtype, BinaryType):
+        return "CAST(NULL AS BINARY)" if value is None else f"X'{bytes(value).hex()}'"
+    if isinstance(dtype, BooleanType):
+        return "CAST(NULL AS SIGNED)" if value is None else ("TRUE" if value else "FALSE")
+    if isinstance(dtype, DateType):
+        if value is None:
+            return "CAST(NULL AS DATE)"
+        return f"CAST('{(_EPOCH + datetime.timedelta(days=value)).date().isoformat()}' AS DATE)"
+    if isinstance(dtype, TimestampNTZType):
+        return "CAST(NULL AS DATETIME(6))" if value is None else f"CAST('{_clock(value)}' AS DATETIME(6))"
+    if isinstance(dtype, TimestampType):
+        # A DATETIME, read as an instant in the session's time zone: the wall clock there.
+        if value is None:
+            return "CAST(NULL AS DATETIME(6))"
+        clock = _EPOCH + _MYSQL_OFFSET + datetime.timedelta(microseconds=value)
+        return f"CAST('{clock.isoformat(sep=' ', timespec='microseconds')}' AS DATETIME(6))"
+    raise ValueError(f"no MySQL literal for {dtype}")
 
 
 def _spark(value: Any, dtype: DataType) -> str:

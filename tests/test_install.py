@@ -107,6 +107,9 @@ def data(tmp_path_factory) -> Path:
     with duckdb.connect(str(where / "copy.duckdb")) as con:
         con.register("new_rows", new)
         con.execute("CREATE TABLE t AS SELECT * FROM new_rows")
+    from deltalake import write_deltalake
+
+    write_deltalake(str(where / "lake"), new)
     return where
 
 
@@ -161,10 +164,14 @@ def test_the_wheel_alone_runs_everything_but_spark(wheel, data, tmp_path):
         "pyspark-client, EMR, Glue, Dataproc, Fabric)"
     )
     assert called.stderr.count('File "') == 2, called.stderr  # the caller's line and the one that raises
-    # The reconcile extra adds psycopg, DuckDB and numpy, and still no PySpark.
+    # hashexpr.reconcile without its extra names the extra to install, in one line.
+    bare = subprocess.run([cli, "reconcile", old, new, "--key", "id"], check=False, capture_output=True, text=True,
+                          cwd=work, env=env)  # fmt: skip
+    assert bare.returncode == 2 and bare.stderr.strip().endswith('pip install "hashexpr[reconcile]"'), bare.stderr
+    # The reconcile extra adds psycopg, DuckDB, PyMySQL, delta-rs and numpy, and still no PySpark.
     _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{wheel}[reconcile]"])
     installed = _distributions(python)
-    assert "pyspark" not in installed and {"duckdb", "numpy", "psycopg"} <= set(installed), installed
+    assert "pyspark" not in installed and {"duckdb", "numpy", "psycopg", "pymysql", "deltalake"} <= set(installed), installed
     with_reconcile = _megabytes(_site_packages(python))
     done = subprocess.run([cli, "reconcile", old, f"duckdb:{data / 'copy.duckdb'}?table=t", "--key", "id", "--json"],
                           check=False, capture_output=True, text=True, cwd=work, env=env)  # fmt: skip
@@ -173,6 +180,10 @@ def test_the_wheel_alone_runs_everything_but_spark(wheel, data, tmp_path):
         "inserted": 1, "deleted": 1, "updated": 1, "unchanged": 1, "duplicate_key": 0, "null_key": 0,
         "columns_only_in_source": 0, "columns_only_in_target": 0,
     }  # fmt: skip
+    # A Delta table without Spark: delta-rs reads it.
+    lake = subprocess.run([cli, "reconcile", str(data / "lake"), new, "--key", "id", "--json"], check=False,
+                          capture_output=True, text=True, cwd=work, env=env)  # fmt: skip
+    assert lake.returncode == 0 and json.loads(lake.stdout)["counts"]["unchanged"] == 3, lake.stderr
     spark_side = subprocess.run([cli, "reconcile", old, "spark:db.t", "--key", "id"], check=False,
                                 capture_output=True, text=True, cwd=work, env=env)  # fmt: skip
     assert spark_side.returncode == 2 and "needs PySpark" in spark_side.stderr, spark_side.stderr

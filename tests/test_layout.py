@@ -233,3 +233,42 @@ def test_no_top_level_name_is_shadowed_by_a_module():
     for name in hx.__all__:
         assert name not in modules, name
         assert not isinstance(getattr(hx, name), type(hx)), name
+
+
+def test_the_command_lines_own_paths_need_no_pyspark():
+    """Where PySpark cannot be imported: an interrupt's clean-up, struct values printed as Rows, and the errors
+    of what needs Spark (a Delta table; a run the Arrow engine leaves to Spark, with its reason); where only py4j
+    is missing (a Spark Connect client), the error says that a local Spark is what is missing."""
+    import sys
+
+    code = """
+import argparse, sys
+sys.modules["pyspark"] = None
+sys.modules["py4j"] = None
+import pyarrow as pa
+from hashexpr.cli import arrow, grammar, inputs, session
+from hashexpr.errors import local_spark_missing
+from hashexpr.errors import PySparkMissingError
+session.abandon()
+table = pa.table({"s": pa.array([{"a": 1, "b": "x"}, None])})
+print(arrow.spark_rows(table))
+for call in (lambda: inputs.require_library("delta", "lake/orders", []),
+             lambda: grammar.fall_back(argparse.Namespace(engine="auto"), ValueError("column 't' is time64"))):
+    try:
+        call()
+    except PySparkMissingError as error:
+        print(error)
+del sys.modules["pyspark"]
+print(local_spark_missing()("the command"))
+assert not [m for m in sys.modules if m.startswith(("pyspark.", "py4j."))]
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "[{'s': Row(a=1, b='x')}, {'s': None}]"
+    assert lines[1].startswith("reading lake/orders (a Delta table, through Spark) needs PySpark, which is not installed")
+    assert lines[2].startswith(
+        "the Arrow engine cannot run this (column 't' is time64), and Spark, which can, needs PySpark, which is not "
+        'installed: pip install "hashexpr[spark]"'
+    )
+    assert lines[3].startswith("the command needs a local Spark (a JVM driven through py4j), which this PySpark lacks")

@@ -216,15 +216,18 @@ def test_a_spark_table(tables, spark):
     assert missing.returncode == 2 and "there is no table 'no_such_table'" in missing.stderr
 
 
-def test_a_delta_directory_needs_delta_lake(tables, tmp_path):
-    """A Delta directory is read through Spark with Delta Lake; without it the command says so before Spark starts."""
+def test_a_delta_directory_is_read_without_spark_unless_asked(tables, tmp_path):
+    """A Delta directory is read by delta-rs (no Spark); with --engine spark, through Spark with Delta Lake, which
+    this environment lacks: the command says so before Spark starts."""
     from hashexpr.cli import inputs as hinputs
 
     table = tmp_path / "orders_delta"
     (table / "_delta_log").mkdir(parents=True)
-    if "delta" in hinputs.available_table_formats():
-        pytest.skip("this environment has Delta Lake; the refusal needs one without it")
     done = run_without_spark("reconcile", tables["url"], table, "--key", "id")
+    assert done.returncode == 2 and f"reconcile: {table}: " in done.stderr, done.stderr
+    assert "compare it through Spark (rc.spark, or --engine spark on the command line)" in done.stderr
+    assert "delta" not in hinputs.available_table_formats()
+    done = run_without_spark("reconcile", tables["url"], table, "--key", "id", "--engine", "spark")
     assert done.returncode == 2 and "is a Delta table, and Delta Lake is not available" in done.stderr, (
         done.stderr
     )

@@ -168,7 +168,7 @@ def test_a_failing_side_cancels_the_other(pg, tmp_path):
 
 
 def test_arguments_are_checked_before_anything_runs(tmp_path):
-    with pytest.raises(TypeError, match="rc.postgres, rc.duckdb"):
+    with pytest.raises(TypeError, match="rc.postgres, rc.mysql, rc.duckdb"):
         rc.compare("postgresql://x/y", rc.arrow(LAKE), key="id")
     side = rc.arrow(LAKE)
     with pytest.raises(ValueError, match="the same object"):

@@ -14,7 +14,7 @@ from pyspark.sql.types import DoubleType, LongType, StringType
 from reconcile_data import postgres_table
 
 from hashexpr import reconcile as rc
-from hashexpr.reconcile import protocol
+from hashexpr.reconcile import protocol, sources
 from hashexpr.reconcile.segments import Accumulator, Aggregates, difference, lanes
 
 COLUMNS = [("id", LongType()), ("s", StringType()), ("x", DoubleType())]
@@ -51,7 +51,7 @@ def test_segments_that_hold_many_changes_are_refined_before_rows_move(monkeypatc
     """With a quarter of 40,000 keys changed, the differing segments are refined until fetching pays; the rows
     fetched are few more than the changed ones, and the counts exact."""
     old, new, truth = _tables(40_000, 0.25, seed=1)
-    monkeypatch.setattr(protocol, "FETCH_ROWS", 2_000)
+    monkeypatch.setattr(sources, "FETCH_ROWS", 2_000)
     con = duckdb.connect()
     con.register("src", _arrow(old))
     con.execute("CREATE TABLE old_t AS SELECT * FROM src")
@@ -68,7 +68,7 @@ def test_postgres_and_spark_refine_too(postgres, spark, monkeypatch):
     """The refinement's queries in PostgreSQL (a filter on the key hash's segment) and Spark (a semi-join with
     the segments) find what a local comparison finds."""
     old, new, truth = _tables(4_000, 0.2, seed=2)
-    monkeypatch.setattr(protocol, "FETCH_ROWS", 300)
+    monkeypatch.setattr(sources, "FETCH_ROWS", 300)
     with psycopg.connect(postgres.dsn, autocommit=True) as conn:
         postgres_table(conn, "refined", COLUMNS, old, batch=2000)
     lake = spark.createDataFrame(new, "id BIGINT, s STRING, x DOUBLE")

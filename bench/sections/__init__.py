@@ -42,6 +42,7 @@ SECTIONS = (
     "scale",
     "sql",
     "reconcile",
+    "reconcile_mysql",
     "imports",
 )
 

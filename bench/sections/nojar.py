@@ -363,7 +363,7 @@ def render(args, s: dict, sections: dict, targets: list[str]) -> list[str]:
             a = part["alone"]
             per_s = a["rows"] / statistics.median(a["times"])
             notes.append(
-                f"What a Python worker does for record_hash(*), alone (`spark_arrow.worker.hash_rows`: the type "
+                f"What a Python worker does for record_hash(*), alone (`hashexpr.spark.arrow_path.worker.hash_rows`: the type "
                 f"check, the engine, the cast; in the bench's process, 1 thread, batches of {a['batch_rows']:,} rows "
                 f"as the Arrow UDF gets them, a {a['rows']:,}-row sample): {per_s:,.0f} rows/s a core, "
                 f"{1e9 / per_s:.0f} ns a row."

@@ -68,7 +68,9 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_SPARK))
+    # The public names and the modules imported so far; not this module's own imports.
+    own = {"annotations", "importlib", "Any", "Callable"}
+    return sorted((set(globals()) - own) | set(_SPARK))
 
 
 def _needs_spark(name: str) -> Callable[..., Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class HashExprNotInstalledError(RuntimeError):
     """The Spark session has no hashexpr functions: it was started without hashexpr's jar."""
@@ -45,9 +47,44 @@ INSTALL_SPARK = (
 )
 
 
+class ExtraMissingError(ModuleNotFoundError):
+    """A library of one of the package's extras was needed where it is not installed; the message names the
+    extra to install."""
+
+    def __init__(self, what: str, module: str, extra: str) -> None:
+        super().__init__(f'{what} needs {module}, which is not installed: pip install "hashexpr[{extra}]"', name=module)
+        self.what = what
+
+
+def require(module: str, what: str, extra: str) -> None:
+    """Raise :class:`ExtraMissingError` when ``module`` cannot be imported."""
+    from importlib.util import find_spec
+
+    if find_spec(module) is None:
+        raise ExtraMissingError(what, module, extra)
+
+
 class PySparkMissingError(ModuleNotFoundError):
     """Something that needs PySpark was asked for where none is installed; the message says what to install."""
 
-    def __init__(self, what: str) -> None:
-        super().__init__(f"{what} needs PySpark, which is not installed: {INSTALL_SPARK}", name="pyspark")
+    def __init__(self, what: str, needs: str | None = None) -> None:
+        message = f"{what} needs {needs}" if needs else f"{what} needs PySpark, which is not installed: {INSTALL_SPARK}"
+        super().__init__(message, name="pyspark")
         self.what = what
+
+
+def local_spark_missing() -> Callable[[str], Exception] | None:
+    """None where a local Spark can start (PySpark with py4j and its jars); else the error to raise, given what
+    needed it: PySpark missing, or a Spark Connect client (pyspark-client, databricks-connect) that has no JVM."""
+    from importlib.util import find_spec
+
+    if find_spec("pyspark") is None:
+        return PySparkMissingError
+    if find_spec("py4j") is None:
+        return lambda what: PySparkMissingError(
+            what,
+            "a local Spark (a JVM driven through py4j), which this PySpark lacks: it is a Spark Connect "
+            "client (pyspark-client, databricks-connect). Run the command where classic PySpark is "
+            "installed, or use hashexpr's functions from Python over the Connect session",
+        )
+    return None

@@ -106,7 +106,8 @@ def running_spark() -> tuple[str, str]:
         import pyspark
     except ImportError as exc:
         raise ValueError(
-            "pyspark is not installed: install it, or name the Spark line with --spark X.Y (jar_path(spark=...))"
+            'pyspark is not installed: pip install "hashexpr[spark]", or name the Spark line with --spark X.Y '
+            "(jar_path(spark=...))"
         ) from exc
     spark = spark_line_of(pyspark.__version__)
     homes = [os.environ.get("SPARK_HOME"), os.path.dirname(pyspark.__file__)]

@@ -174,7 +174,7 @@ class DayTimeIntervalType(_AnsiInterval):
 
     DAY, HOUR, MINUTE, SECOND = 0, 1, 2, 3
     _fields = ("day", "hour", "minute", "second")
-    _name = "interval day to second"
+    _name = "daytimeinterval"
 
 
 class YearMonthIntervalType(_AnsiInterval):
@@ -182,7 +182,7 @@ class YearMonthIntervalType(_AnsiInterval):
 
     YEAR, MONTH = 0, 1
     _fields = ("year", "month")
-    _name = "interval year to month"
+    _name = "yearmonthinterval"
 
 
 class ArrayType(DataType):

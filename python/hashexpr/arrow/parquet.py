@@ -170,10 +170,11 @@ def from_parquet_file(reader: pq.ParquetFile) -> Input:
     return Input(schema, file.plans, batches, file.rows)
 
 
-def from_dataset(dataset: ds.Dataset, function: str) -> Input:
+def from_dataset(dataset: ds.Dataset, function: str, table_partitions: bool = False) -> Input:
     """A pyarrow dataset: of Parquet files, planned file by file (INT96 read in microseconds, partition
     columns checked against Spark's, the columns in the order of the file Spark takes its schema from); of
-    anything else, as Arrow data."""
+    anything else, as Arrow data. With ``table_partitions``, the dataset's partition values are a table's own,
+    typed by its schema (a Delta table's, which Spark reads so), not inferred from directory names."""
     if not isinstance(dataset, ds.FileSystemDataset) or not isinstance(dataset.format, ds.ParquetFileFormat):
         return Input.of(dataset.schema, dataset.to_batches, None, "the dataset")
     fragments = _fragments(dataset)
@@ -181,7 +182,8 @@ def from_dataset(dataset: ds.Dataset, function: str) -> Input:
         return Input.of(dataset.schema, [], 0, "the dataset")
     files = [_fragment_plan(f, dataset.schema) for f in fragments]
     data_names = [n for n in dataset.schema.names if n in files[0].schema.names]
-    _check_partitions(dataset, fragments, data_names, function)
+    if not table_partitions:
+        _check_partitions(dataset, fragments, data_names, function)
     int96 = {name for f in files for name in f.int96}
     if int96 and dataset.format.read_options.coerce_int96_timestamp_unit != "us":
         dataset = _in_microseconds(dataset, fragments, int96)

@@ -312,6 +312,24 @@ def _holds(t: pa.DataType, predicate: Callable[[pa.DataType], bool]) -> bool:
     return False
 
 
+class StructRow(tuple):
+    """A struct value as PySpark's ``Row`` is one, for a run that imports no PySpark: a tuple of the values (as
+    JSON shows it), printed ``Row(a=1, b='x')``, with ``asDict``."""
+
+    def __new__(cls, fields: list[tuple[str, Any]]) -> StructRow:
+        row = super().__new__(cls, [value for _, value in fields])
+        row._names = [name for name, _ in fields]
+        return row
+
+    def asDict(self) -> dict[str, Any]:
+        return dict(zip(self._names, self))
+
+    def __repr__(self) -> str:
+        return "Row(" + ", ".join(f"{name}={value!r}" for name, value in zip(self._names, self)) + ")"
+
+    __str__ = __repr__
+
+
 def spark_rows(table: pa.Table) -> list[dict[str, Any]]:
     """The rows of ``table`` as PySpark's ``collect`` gives the same values: a struct as a ``Row``, a timestamp
     with a time zone as a naive datetime in this process's local time, an unsigned 64-bit integer (Spark's
@@ -322,10 +340,8 @@ def spark_rows(table: pa.Table) -> list[dict[str, Any]]:
 
 def _python(t: pa.DataType) -> Callable[[Any], Any]:
     if pa.types.is_struct(t):
-        from pyspark.sql import Row
-
         fields = [(t.field(i).name, _python(t.field(i).type)) for i in range(t.num_fields)]
-        return lambda v: None if v is None else Row(**{name: convert(v[name]) for name, convert in fields})
+        return lambda v: None if v is None else StructRow([(name, convert(v[name])) for name, convert in fields])
     if pa.types.is_timestamp(t) and t.tz is not None:
         epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 

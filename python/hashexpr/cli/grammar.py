@@ -191,6 +191,12 @@ def fall_back(args: argparse.Namespace, why: Exception) -> None:
     the engine: then a ValueError with the reason."""
     if args.engine == "arrow":
         raise ValueError(f"--engine arrow cannot run this: {why}; use --engine spark or auto") from None
+    from hashexpr.errors import local_spark_missing
+
+    missing = local_spark_missing()
+    if missing is not None:
+        # Spark is what would run it, and there is none: the Arrow engine's reason is the one to give.
+        raise missing(f"the Arrow engine cannot run this ({why}), and Spark, which can,") from None
 
 
 def arrow_hashing(args: argparse.Namespace, hashing: dict[str, Any]) -> dict[str, Any]:

@@ -278,6 +278,11 @@ def require_library(fmt: str, what: str, available: Sequence[str], writing: bool
     """Raise a :class:`ValueError` saying how to get the library of ``fmt`` when it is not ``available``."""
     if fmt in available:
         return
+    from hashexpr.errors import local_spark_missing
+
+    missing = local_spark_missing()
+    if missing is not None:
+        raise missing(f"{'writing' if writing else 'reading'} {what} ({_article(fmt)} table, through Spark)")
     import pyspark
 
     if fmt == "delta":

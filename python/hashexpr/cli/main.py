@@ -29,7 +29,7 @@ from hashexpr.cli.grammar import common_options
 from hashexpr.cli.outcome import EXIT_SPARK, EXIT_USAGE, Outcome
 from hashexpr.cli.report import error, print_json, print_summary
 from hashexpr.cli.session import PROG
-from hashexpr.errors import PySparkMissingError, SchemaMismatchError, SystemFailure
+from hashexpr.errors import ExtraMissingError, PySparkMissingError, SchemaMismatchError, SystemFailure
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -134,7 +134,7 @@ def _failure(exc: BaseException) -> tuple[int, str]:
             f"the schemas of old and new differ: {problems}. Pass --columns A,B,... to compare chosen "
             "columns (present on both sides), or --exclude the others"
         )
-    if isinstance(exc, PySparkMissingError):
+    if isinstance(exc, (PySparkMissingError, ExtraMissingError)):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, _USER_ERRORS) or _kind(exc, "pyspark.errors.exceptions.base", "PySparkException"):
         return EXIT_USAGE, _first_line(exc)

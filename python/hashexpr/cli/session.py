@@ -23,7 +23,7 @@ import hashexpr as hx
 from hashexpr.cli import inputs as hinputs
 from hashexpr.cli import outputs as houtputs
 from hashexpr.cli import signals as cli_signals
-from hashexpr.errors import PySparkMissingError
+from hashexpr.errors import local_spark_missing
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -205,14 +205,11 @@ def given_session(
 
 def _require_pyspark(formats: Sequence[str]) -> None:
     """A command that runs Spark, where no PySpark is installed: one line that says what to install."""
-    try:
-        import py4j  # noqa: F401
-        import pyspark  # noqa: F401
-    except ModuleNotFoundError as error:
-        if error.name not in ("pyspark", "py4j"):
-            raise
-        what = f"reading {' or '.join(formats)} tables" if formats else "this command (it runs Spark)"
-        raise PySparkMissingError(what) from None
+    missing = local_spark_missing()
+    if missing is not None:
+        named = list(dict.fromkeys(formats))
+        what = f"reading {' or '.join(named)} data" if named else "this command (it runs Spark)"
+        raise missing(what)
 
 
 def _refuse_a_running_spark() -> None:
@@ -353,9 +350,9 @@ class _Relay(threading.Thread):
 
 def abandon() -> None:
     """After an interrupt or a lost JVM: end Spark's JVM, so no task writes any more; remove unfinished outputs."""
-    from pyspark import SparkContext
-
-    gateway = getattr(SparkContext, "_gateway", None)
+    # A run without Spark (the Arrow engine) never imported PySpark, and may have none to import.
+    context = sys.modules.get("pyspark")
+    gateway = getattr(getattr(context, "SparkContext", None), "_gateway", None)
     process = getattr(gateway, "proc", None)
     if process is not None and process.poll() is None:
         process.terminate()

@@ -28,15 +28,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hashexpr.errors import require
+
+require("numpy", "hashexpr.reconcile", "reconcile")
+
 from hashexpr.reconcile.arrow import ArrowDataSource, ParquetSource
+from hashexpr.reconcile.delta import DeltaSource
 from hashexpr.reconcile.duckdb import DuckDBSource
+from hashexpr.reconcile.mysql import MySQLSource
 from hashexpr.reconcile.postgres import PostgresSource
 from hashexpr.reconcile.protocol import Request, run
 from hashexpr.reconcile.result import Result
 from hashexpr.reconcile.sources import Source
 from hashexpr.reconcile.spark import SparkSource
 
-__all__ = ["Result", "Source", "arrow", "compare", "duckdb", "parquet", "postgres", "spark"]
+__all__ = ["Result", "Source", "arrow", "compare", "delta", "duckdb", "mysql", "parquet", "postgres", "spark"]
 
 
 def postgres(connection: Any, table: str) -> PostgresSource:
@@ -57,6 +63,27 @@ def postgres(connection: Any, table: str) -> PostgresSource:
         Read in one ``REPEATABLE READ, READ ONLY`` transaction (a replica works); nothing is written.
     """
     return PostgresSource(connection, table)
+
+
+def mysql(connection: Any, table: str) -> MySQLSource:
+    """A MySQL (8.0.17 and later) or MariaDB (10.5 and later) table or view.
+
+    Parameters
+    ----------
+    connection : str or :class:`pymysql.connections.Connection`
+        A URL, ``mysql://USER:PASSWORD@HOST:PORT/DB`` (or ``mariadb://``; the password from the URL, else from
+        ``MYSQL_PWD``; options ``ssl-mode``, ``ssl-ca``, ``ssl-cert``, ``ssl-key``, ``socket``), or an open
+        PyMySQL connection that is not inside a transaction (left open, its session settings as they were).
+    table : str
+        ``[database.]table``; a part with spaces or other characters in backquotes (```Order Lines```).
+
+    Returns
+    -------
+    :class:`~hashexpr.reconcile.mysql.MySQLSource`
+        Read in one ``REPEATABLE READ`` transaction ``WITH CONSISTENT SNAPSHOT, READ ONLY``; nothing is written.
+        Needs the ``mysql`` extra (PyMySQL).
+    """
+    return MySQLSource(connection, table)
 
 
 def duckdb(database: Any, table: str) -> DuckDBSource:
@@ -87,6 +114,14 @@ def parquet(path: Any) -> ParquetSource:
     return ParquetSource(path)
 
 
+def delta(path: Any, version: int | None = None) -> DeltaSource:
+    """A Delta table's directory, read without Spark: its files at ``version`` (default: the newest when the
+    comparison starts) through delta-rs, as Spark reads them (INT96 timestamps, partition values typed by the
+    table's schema). What delta-rs cannot read (column mapping, deletion vectors) is refused: compare such a
+    table through :func:`spark`. Needs the ``delta`` extra (``deltalake``)."""
+    return DeltaSource(path, version)
+
+
 def arrow(data: Any) -> ArrowDataSource:
     """Arrow data: anything :mod:`hashexpr.arrow` takes (a pyarrow Table or dataset, pandas, Polars, a DuckDB
     relation, ...). A stream is read into memory once: the comparison reads the rows more than once."""
@@ -113,7 +148,7 @@ def spark(data: Any, spark: Any = None, engine: str = "auto") -> SparkSource:
 def compare(
     source: Source,
     target: Source,
-    key: str | Sequence[str],
+    key: str | Sequence[str] | None = None,
     columns: Sequence[str] | None = None,
     *,
     exclude: Sequence[str] | None = None,
@@ -128,9 +163,10 @@ def compare(
     source, target : :class:`Source`
         The tables (:func:`postgres`, :func:`duckdb`, :func:`parquet`, :func:`arrow`, :func:`spark`). ``inserted``
         rows are only in the target, ``deleted`` ones only in the source.
-    key : str or sequence of str
+    key : str or sequence of str, optional
         The key column(s), on both sides, of any type the format covers (names matched as Spark matches them:
-        exactly, else the one name equal ignoring case).
+        exactly, else the one name equal ignoring case). Default: the source's primary key, else the target's,
+        where the system declares one (PostgreSQL, MySQL, MariaDB).
     columns : sequence of str, optional
         The columns to compare; the others are left out. Default: every non-key column: the columns of the
         source are paired with the target's by name, exactly first, then ignoring case where that pairs one
@@ -174,7 +210,7 @@ def compare(
     for name, side in (("source", source), ("target", target)):
         if not isinstance(side, Source):
             raise TypeError(
-                f"compare: {name} must be a source made by rc.postgres, rc.duckdb, rc.parquet, rc.arrow or "
+                f"compare: {name} must be a source made by rc.postgres, rc.mysql, rc.duckdb, rc.parquet, rc.delta, rc.arrow or "
                 f"rc.spark, got {type(side).__name__}"
             )
     if source is target:

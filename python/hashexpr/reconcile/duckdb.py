@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hashexpr.errors import SystemFailure
+from hashexpr.errors import SystemFailure, require
 from hashexpr.reconcile.arrow import BATCH_ROWS, ArrowEngine, arrow_columns
 from hashexpr.reconcile.catalog import Refused, SideColumn, duckdb_spark_type
 from hashexpr.reconcile.sources import table_sql
@@ -31,6 +31,7 @@ class DuckDBSource(ArrowEngine):
     def __init__(self, database: Any, table: str) -> None:
         super().__init__()
         if isinstance(database, (str, os.PathLike)):
+            require("duckdb", "a DuckDB side", "reconcile")
             self._path: str | None = os.fspath(database)
             self._given = None
         elif hasattr(database, "cursor") and hasattr(database, "sql"):

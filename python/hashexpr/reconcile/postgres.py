@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from hashexpr import sql as hsql
-from hashexpr.errors import SystemFailure
-from hashexpr.reconcile import texts
+from hashexpr.errors import SystemFailure, require
+from hashexpr.reconcile import common_texts, texts
 from hashexpr.reconcile.catalog import (
     PostgresType,
     Refused,
@@ -129,10 +129,13 @@ class PostgresSource(Source):
         self._types: dict[int, PostgresType] = {}
         self._relation: int | None = None
         self._text = False
+        # The kinds of the common texts the aggregate passes compare (common_texts.py), once chosen.
+        self._common: list[str] | None = None
         self._estimate = 0
         self._where = self._describe_dsn()
 
     def _describe_dsn(self) -> str:
+        require("psycopg", "a PostgreSQL side", "reconcile")
         from psycopg import conninfo
 
         if self._given is not None:
@@ -179,6 +182,7 @@ class PostgresSource(Source):
                 ) from None
         self._conn = conn
         self._text = False
+        self._common = None
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         if statement_timeout is not None:
             conn.execute(
@@ -325,6 +329,16 @@ class PostgresSource(Source):
     def row_estimate(self) -> int:
         return self._estimate
 
+    def primary_key(self) -> list[str] | None:
+        rows = self._run(
+            "SELECT a.attname FROM pg_index AS i JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND "
+            "a.attnum = ANY(i.indkey) WHERE i.indrelid = %s AND i.indisprimary "
+            "ORDER BY array_position(CAST(i.indkey AS int2[]), a.attnum)",
+            [self._relation],
+            binary=False,
+        )
+        return [r[0] for r in rows] or None
+
     def _row_estimate(self) -> int:
         estimate = self._run("SELECT reltuples FROM pg_class WHERE oid = %s", [self._relation], binary=False)[
             0
@@ -409,6 +423,34 @@ class PostgresSource(Source):
             return None
         return kinds
 
+    def common_kinds(self, plan: SidePlan) -> list[str] | None:
+        """The common text kinds of the hashed columns (:mod:`.common_texts`), on a UTF-8 server."""
+        if self._run("SELECT current_setting('server_encoding')", binary=False)[0][0] != "UTF8":
+            return None
+        return common_texts.common_kinds([t for _, t in plan.hashed])
+
+    def use_common_texts(self, kinds: list[str]) -> None:
+        self._common = kinds
+
+    def _common_rows(self, plan: SidePlan) -> str:
+        """Every row: the hashed columns, its key's common text's MD5 (its first 8 bytes, ``hx_t``), the SHA-256
+        of its common text ``hx_d``, and whether a key column is NULL, ``hx_z``."""
+        assert self._common is not None
+        columns = [f"hx_c{i}" for i in range(len(plan.hashed))]
+        fields = [common_texts.postgres_field(c, t, k) for c, (_, t), k in zip(columns, plan.hashed, self._common)]
+        key = common_texts.postgres_text(fields[: len(plan.key)])
+        integer = columns[0] if common_texts.integer_key(self._common, len(plan.key)) else None
+        null = " OR ".join(DIALECT.is_null(c, t) for c, (_, t) in zip(columns, plan.key))
+        return (
+            f"SELECT {', '.join(columns)}, {common_texts.postgres_key_word(key, integer)} AS hx_t, "
+            f"{common_texts.postgres_digest(common_texts.postgres_text(fields))} AS hx_d, ({null}) AS hx_z "
+            f"FROM ({self._aliased(plan)}) AS hx_r"
+        )
+
+    def _digested(self, plan: SidePlan) -> str:
+        """The rows with a digest of their own in place of the record hashes (``hx_t``, ``hx_d``, ``hx_z``)."""
+        return self._common_rows(plan) if self._common is not None else self._texted(plan)
+
     def _texted(self, plan: SidePlan) -> str:
         """Every row: the hashed columns, a 64-bit hash of its key's text ``hx_t`` (which only places the row in a
         segment: PostgreSQL's own, the cheapest), the SHA-256 of its own text (UTF-8) ``hx_d``, and
@@ -437,9 +479,10 @@ class PostgresSource(Source):
 
     def _aggregate(self, plan: SidePlan, bits: int, within: tuple[int, np.ndarray] | None) -> Aggregates:
         params: list[Any] = []
-        segmented, digest = ("hx_t", "hx_d") if self._text else ("hx_k", "hx_h")
-        segment_of = _text_segment if self._text else _segment
-        rows = self._texted(plan) if self._text else self._keyed(plan)
+        digested = self._text or self._common is not None
+        segmented, digest = ("hx_t", "hx_d") if digested else ("hx_k", "hx_h")
+        segment_of = _text_segment if digested else _segment
+        rows = self._digested(plan) if digested else self._keyed(plan)
         if within is None:
             segment = f"CASE WHEN hx_z THEN {NULL_SEGMENT} ELSE {segment_of(segmented, bits)} END"
         else:
@@ -449,16 +492,20 @@ class PostgresSource(Source):
             segment = segment_of(segmented, bits)
         hashed = (
             f"SELECT hx_z, hx_t, hx_d FROM ({rows}) AS hx_v"
-            if self._text
+            if digested
             else self._row_hashed(plan, rows, ["hx_k", "hx_z"])
         )
-        lanes = ", ".join(f"{_lane(digest, 4 * i)} AS hx_l{i}" for i in range(4))
+        if self._common is not None:
+            # Two 64-bit words of each digest, their sums modulo 2^64 (common_texts.py).
+            lanes = ", ".join(f"{common_texts.postgres_word(digest, 8 * i)} AS hx_l{i}" for i in range(2))
+            sums = ", ".join(f"{common_texts.postgres_wrapped(f'sum(hx_l{i})')} AS hx_s{i + 1}" for i in range(2))
+        else:
+            lanes = ", ".join(f"{_lane(digest, 4 * i)} AS hx_l{i}" for i in range(4))
+            # sum(integer) is a bigint: the lanes' exact sums, folded in pairs (segments.py).
+            sums = "(sum(hx_l0) << 32) # sum(hx_l1) AS hx_s1, (sum(hx_l2) << 32) # sum(hx_l3) AS hx_s2"
         query = (
             "SELECT string_agg(int8send(hx_g) || int4send(CAST(hx_n AS integer)) || int8send(hx_s1) || int8send(hx_s2), "
-            "''::bytea) FROM ("
-            # sum(integer) is a bigint: the lanes' exact sums, folded in pairs (segments.py).
-            "SELECT hx_g, count(*) AS hx_n, (sum(hx_l0) << 32) # sum(hx_l1) AS hx_s1, "
-            "(sum(hx_l2) << 32) # sum(hx_l3) AS hx_s2 FROM ("
+            f"''::bytea) FROM (SELECT hx_g, count(*) AS hx_n, {sums} FROM ("
             f"SELECT {segment} AS hx_g, {lanes} FROM ("
             f"{hashed} OFFSET 0) AS hx_p) AS hx_s GROUP BY hx_g) AS hx_a"
         )
@@ -470,16 +517,16 @@ class PostgresSource(Source):
     def _fetch(self, plan: SidePlan, bits: int, segments: np.ndarray, values: bool) -> pa.Table:
         listed, nulls = segment_clause(segments)
         column_hashes = [
-            f"substring({hsql.write_record_hash(DIALECT, [(hsql.column(f'hx_c{i}'), t)])} from 1 for {COLUMN_HASH_BYTES})"
+            f"substring({self._column_hash(f'hx_c{i}', t, i)} from 1 for {COLUMN_HASH_BYTES})"
             for i, (_, t) in enumerate(plan.hashed)
             if i >= len(plan.key)
         ]
         hashes = " || ".join(column_hashes) if column_hashes else "''::bytea"
-        if self._text:
+        if self._text or self._common is not None:
             # The rows of the segments of their keys' texts, then their record hashes, for these rows alone.
             columns = ", ".join(f"hx_c{i}" for i in range(len(plan.hashed)))
             texted = (
-                f"SELECT {columns} FROM ({self._texted(plan)}) AS hx_w "
+                f"SELECT {columns} FROM ({self._digested(plan)}) AS hx_w "
                 f"WHERE (NOT hx_z AND {_text_segment('hx_t', bits)} = ANY(%s::bigint[])) OR (hx_z AND %s) OFFSET 0"
             )
             chosen = f"{self._keyed(plan, texted)}"
@@ -505,6 +552,14 @@ class PostgresSource(Source):
         table = pa.table(columns)
         self.stats.result_bytes += table.nbytes
         return table
+
+    def _column_hash(self, column: str, dtype: DataType, position: int) -> str:
+        """What tells which columns of a fetched row changed: a column's record hash, or against a side that
+        prints common texts, the digest of its common text (both sides' alike, a fraction of MySQL's cost)."""
+        if self._common is not None:
+            field = common_texts.postgres_field(column, dtype, self._common[position])
+            return common_texts.postgres_digest(field)
+        return hsql.write_record_hash(DIALECT, [(hsql.column(column), dtype)])
 
     def _key_value(self, alias: str, dtype: DataType) -> str:
         # psycopg reads composite values as their text unless each type is registered: such key columns (rare)

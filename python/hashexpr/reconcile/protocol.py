@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from hashexpr.arrow.arrow_types import arrow_type
 from hashexpr.reconcile import columns as hcolumns
+from hashexpr.reconcile import common_texts
 from hashexpr.reconcile.columns import SidePlan, Words
 from hashexpr.reconcile.local import Found, changes_table, compare_rows, output_columns
 from hashexpr.reconcile.result import Result
@@ -38,10 +39,6 @@ from hashexpr.reconcile.sources import Source
 SEGMENT_ROWS = 8
 #: The most segments of the first pass (a few MB of aggregates a side, and as many groups in the system).
 MAX_FIRST_BITS = 18
-#: Rows of differing segments a side fetches without refining them first; more when the table is large: an
-#: extra pass costs a key hash of every row, about what fetching a sixteenth of the rows costs.
-FETCH_ROWS = 50_000
-FETCH_SHARE = 16
 
 #: Seconds between the cancels of a side whose other side failed.
 CANCEL_EVERY = 0.2
@@ -172,7 +169,7 @@ class _Ticker:
 
 def _postgres_texts(
     sides: tuple[Source, Source], plans: tuple[SidePlan, SidePlan], say: Callable[[str], None]
-) -> None:
+) -> bool:
     """Where one side is PostgreSQL and the other prints its rows' texts as that server does (texts.py), both
     aggregate by those texts' digests."""
     for printer, imitator in ((0, 1), (1, 0)):
@@ -183,7 +180,42 @@ def _postgres_texts(
             say(
                 f"{sides[imitator].label} prints its rows as PostgreSQL does: the aggregate passes compare the rows' texts"
             )
-            return
+            return True
+    return False
+
+
+def _common_texts(
+    pool: ThreadPoolExecutor,
+    sides: tuple[Source, Source],
+    plans: tuple[SidePlan, SidePlan],
+    say: Callable[[str], None],
+) -> None:
+    """Where both sides print common texts (common_texts.py) and one of them computes record hashes slowly (MySQL),
+    both aggregate by those texts' digests."""
+    if not any(s.prefers_common_texts for s in sides):
+        return
+    kinds = _both(pool, sides, lambda s, i: s.common_kinds(plans[i]))
+    if kinds[0] is None or kinds[1] is None:
+        return
+    chosen = common_texts.merged(kinds[0], kinds[1])
+    if chosen is None:
+        return
+    _both(pool, sides, lambda s, _: s.use_common_texts(list(chosen)))
+    say("both sides print the rows' common texts: the aggregate passes compare their digests")
+
+
+def _primary_key(
+    pool: ThreadPoolExecutor, sides: tuple[Source, Source], words: Words, say: Callable[[str], None]
+) -> list[str]:
+    """The source's primary key, else the target's, where no key was given."""
+    keys = _both(pool, sides, lambda s, _: s.primary_key())
+    for side, found in zip(("source", "target"), keys):
+        if found:
+            say(f"key: the {side}'s primary key, {', '.join(found)}")
+            return list(found)
+    raise ValueError(
+        f"{words.prefix}neither side declares a primary key: name the key column(s), e.g. {words.key_example}"
+    )
 
 
 def _compare(
@@ -195,10 +227,11 @@ def _compare(
 ) -> Result:
     source, target = sides
     listed = _both(pool, sides, lambda s, _: s.columns())
+    key = request.key if request.key is not None else _primary_key(pool, sides, request.words, say)
     plan = hcolumns.plan(
         listed[0],
         listed[1],
-        request.key,
+        key,
         request.columns,
         (source.label, target.label),
         request.exclude,
@@ -210,8 +243,8 @@ def _compare(
         # Same system, same types: its own digest of a row's text stands in for the row hash until the fetch.
         _both(pool, sides, lambda s, _: s.use_text_digests())
         say(f"both sides are {signatures[0]}: the aggregate passes compare the rows' texts")
-    else:
-        _postgres_texts(sides, side_plans, say)
+    elif not _postgres_texts(sides, side_plans, say):
+        _common_texts(pool, sides, side_plans, say)
     estimates = _both(pool, sides, lambda s, _: s.row_estimate())
     bits = first_bits(max(estimates))
     compared = f"{plural(len(plan.compared), 'column')}" if plan.compared else "no column (the keys alone)"
@@ -233,7 +266,7 @@ def _compare(
     has_null = bool(nulls[0] or nulls[1])
     pending = diff.segments[diff.segments != NULL_SEGMENT]
     to_fetch = max(diff.source_rows - nulls[0], diff.target_rows - nulls[1])
-    limit = max(FETCH_ROWS, max(rows) // FETCH_SHARE)
+    limit = min(side.fetch_limit(max(rows)) for side in sides)
     # Refining pays while the differing segments hold several rows each, and the rows they hold are many.
     while to_fetch > limit and to_fetch > 2 * len(pending) and bits < MAX_BITS:
         per_segment = to_fetch / len(pending)

@@ -28,6 +28,11 @@ KEY_HASH, ROW_HASH, COLUMN_HASHES, NULL_KEY = "hx_k", "hx_h", "hx_c", "hx_z"
 #: The bytes of each compared column's hash that :meth:`Source.fetch` returns (its first 16 of 32).
 COLUMN_HASH_BYTES = 16
 
+#: Rows of differing segments a side fetches without refining them first; more when the table is large: an
+#: extra pass costs a key hash of every row, about what fetching a sixteenth of the rows costs.
+FETCH_ROWS = 50_000
+FETCH_SHARE = 16
+
 
 def key_column(i: int) -> str:
     return f"key{i}"
@@ -64,6 +69,9 @@ class Source:
 
     #: The system's name, for messages: ``PostgreSQL``, ``DuckDB``, ``Parquet``, ``Arrow``, ``Spark``.
     system = ""
+    #: Whether the system computes record hashes so slowly that its rows' common texts are worth comparing
+    #: instead wherever the other side prints them too (MySQL).
+    prefers_common_texts = False
 
     def __init__(self) -> None:
         self.stats = Stats()
@@ -105,12 +113,20 @@ class Source:
         """About how many rows the table has (a catalog's estimate where it has one)."""
         raise NotImplementedError
 
+    def primary_key(self) -> list[str] | None:
+        """The columns of the table's primary key, in its order, where the system declares one."""
+        return None
+
     def aggregate(self, plan: SidePlan, bits: int, within: tuple[int, np.ndarray] | None) -> Aggregates:
         """Count and lane sums per segment at ``bits``; with ``within = (bits0, segments)``, only over the rows
         whose segment at ``bits0`` is among ``segments`` (never NULL-key rows)."""
         with self._timed("aggregate" if within is None else "refine", full=within is None):
             result = self._aggregate(plan, bits, within)
         return result
+
+    def fetch_limit(self, rows: int) -> int:
+        """How many rows of differing segments this side fetches before a refining pass pays (of ``rows``)."""
+        return max(FETCH_ROWS, rows // FETCH_SHARE)
 
     def digest_signature(self, plan: SidePlan) -> str | None:
         """What must be equal on both sides for them to aggregate by a cheaper digest of their own than the row
@@ -133,6 +149,15 @@ class Source:
     def use_postgres_texts(self, kinds: list[str]) -> None:
         """Aggregate by the digests of PostgreSQL's row texts, printed from this side's data (only after
         :meth:`prints_postgres_texts`)."""
+        raise NotImplementedError
+
+    def common_kinds(self, plan: SidePlan) -> list[str] | None:
+        """The kinds of the hashed columns' common texts (:mod:`.common_texts`), where this system prints them;
+        None elsewhere."""
+        return None
+
+    def use_common_texts(self, kinds: list[str]) -> None:
+        """Aggregate by the digests of the rows' common texts, printed as ``kinds`` (both sides' kinds merged)."""
         raise NotImplementedError
 
     def fetch(self, plan: SidePlan, bits: int, segments: np.ndarray, values: bool = False) -> pa.Table:

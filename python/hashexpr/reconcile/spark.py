@@ -59,7 +59,7 @@ class SparkSource(Source):
         if engine not in ("auto", "jar", "sql"):
             raise ValueError(f"spark: engine must be 'auto', 'jar' or 'sql', got {engine!r}")
         if importlib.util.find_spec("pyspark") is None:
-            raise PySparkMissingError("rc.spark")
+            raise PySparkMissingError("hashexpr.reconcile.spark (a Spark side)")
         self._engine_choice = engine
         if isinstance(data, str):
             self._name: str | None = data

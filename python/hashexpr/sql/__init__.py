@@ -1,7 +1,7 @@
 """SQL that computes hashexpr's SHA-256 keys and row hashes inside another engine, without the jar.
 
-:func:`record_key` and :func:`record_hash` write one SQL expression, for PostgreSQL, DuckDB or Spark SQL
-without hashexpr's jar (a Databricks SQL warehouse), that evaluates to the same 32 bytes as the jar's
+:func:`record_key` and :func:`record_hash` write one SQL expression, for PostgreSQL, DuckDB, MySQL/MariaDB or
+Spark SQL without hashexpr's jar (a Databricks SQL warehouse), that evaluates to the same 32 bytes as the jar's
 ``record_key_with('algorithm=sha256; ...', ...)`` and ``record_hash_with('algorithm=sha256', ...)``: the
 byte stream of format v1 (docs/FORMAT.md, sections 3, 4, 9 and 10) built with the engine's byte functions
 and hashed with its SHA-256. Nothing is installed in the engine; the expression uses built-in functions only.
@@ -20,6 +20,7 @@ from hashexpr.options import KeyOptions
 from hashexpr.sql.columns import Column, ColumnSpec, column, expression, parse_columns
 from hashexpr.sql.dialect import STRING, Dialect, Unsupported
 from hashexpr.sql.duckdb import DuckDB
+from hashexpr.sql.mysql import MySQL
 from hashexpr.sql.postgres import Postgres
 from hashexpr.sql.spark import Spark
 from hashexpr.types import DataType, StringType, VarcharType
@@ -27,7 +28,7 @@ from hashexpr.types import DataType, StringType, VarcharType
 __all__ = ["DIALECTS", "Unsupported", "column", "dialect", "expression", "record_hash", "record_key"]
 
 #: The dialects, each tested against its real engine.
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (Postgres(), DuckDB(), Spark())}
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (Postgres(), DuckDB(), Spark(), MySQL())}
 
 RECORD_VERSION = 0x01
 KEY_RECORD = 0x82
@@ -57,7 +58,7 @@ def record_hash(columns: Sequence[tuple[ColumnSpec, str | DataType]], *, dialect
         :func:`expression`) and its Spark SQL type name: ``[("id", "bigint"), ("amount", "decimal(10,2)")]``.
         Each value is cast to its type's counterpart in the engine (``bigint``, ``numeric(10, 2)``,
         ``timestamp with time zone``, ...), so give values of that type.
-    dialect : {'postgres', 'duckdb', 'spark'}
+    dialect : {'postgres', 'duckdb', 'spark', 'mysql'}
         The engine the SQL is for.
 
     Returns
@@ -109,7 +110,7 @@ def record_key(
     ----------
     columns : sequence of (str, str) pairs
         The key parts in order, as for :func:`record_hash`.
-    dialect : {'postgres', 'duckdb', 'spark'}
+    dialect : {'postgres', 'duckdb', 'spark', 'mysql'}
         The engine the SQL is for.
     salt : str, optional
         The salt (``salt=<text>``), written into the SQL as bytes.
@@ -208,7 +209,7 @@ def normalised(
     if case is not None:
         text = engine.case_map(text, case, where)
     if empty_as_null:
-        text = f"NULLIF({text}, '')"
+        text = engine.empty_as_null(text)
     return text
 
 

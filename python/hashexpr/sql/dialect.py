@@ -266,6 +266,10 @@ class Dialect:
         """``text`` without U+0020 at either end."""
         raise NotImplementedError
 
+    def empty_as_null(self, text: str) -> str:
+        """``text``, or NULL where it is the empty string."""
+        return f"NULLIF({text}, '')"
+
     def is_ascii(self, text: str) -> str:
         """Whether every character of ``text`` is ASCII (NULL for NULL)."""
         raise NotImplementedError

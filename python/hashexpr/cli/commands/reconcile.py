@@ -1,22 +1,18 @@
-"""``hashexpr reconcile``: which rows differ between two tables in PostgreSQL, DuckDB, Parquet, Delta or a Spark
-catalog, each hashed inside its own system (``docs/RECONCILE.md``)."""
+"""``hashexpr reconcile``: which rows differ between two tables in PostgreSQL, MySQL, MariaDB, DuckDB, Parquet, Delta
+or a Spark catalog, each hashed inside its own system, or between many pairs of tables (``--config``;
+``docs/RECONCILE.md``)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from typing import Any
 
-from hashexpr.cli import formats as hformats
-from hashexpr.cli import inputs as hinputs
 from hashexpr.cli import session as cli_session
 from hashexpr.cli.grammar import parse_columns
 from hashexpr.cli.outcome import EXIT_FINDINGS, EXIT_OK, Outcome
+from hashexpr.cli.reconcile.sides import FORMS, Side, make_source, parse_side, spark_for
 from hashexpr.cli.report import preview
 from hashexpr.cli.session import PROG
 from hashexpr.errors import SystemFailure
@@ -24,37 +20,46 @@ from hashexpr.errors import SystemFailure
 #: Seconds between the progress lines of a running pass, on a terminal.
 TICKS = 2.0
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-    from hashexpr.reconcile import Source
-
-_FORMS = (
-    "postgresql://USER@HOST:PORT/DB?table=SCHEMA.TABLE, duckdb:PATH?table=TABLE, a Parquet file or directory, a "
-    "Delta table's directory, or spark:CATALOG.DB.TABLE"
-)
-
 
 def add_reconcile(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "reconcile",
-        help="find the rows that differ between two tables in PostgreSQL, DuckDB, Parquet, Delta or Spark",
+        help="find the rows that differ between two tables in PostgreSQL, MySQL, DuckDB, Parquet, Delta or Spark",
         description=(
             "Compare SOURCE and TARGET by key, each hashed inside its own system (SHA-256 keys and row hashes of "
             "hash format v1): only per-segment counts and sums, and the rows of the segments that differ, leave "
             "a system. Counts inserts (rows only in TARGET), deletes, updates, duplicate and NULL keys; --out "
-            f"writes every difference. SOURCE and TARGET: {_FORMS}. Read-only on both; see docs/RECONCILE.md."
+            f"writes every difference. SOURCE and TARGET: {FORMS}. Read-only on both; see docs/RECONCILE.md. "
+            "--config FILE.toml compares many pairs of tables instead, several at a time."
         ),
         epilog=(
             f"Examples: {PROG} reconcile postgresql://app@db:5432/shop?table=public.orders lake/orders --key id\n"
             f"          {PROG} reconcile duckdb:warehouse.duckdb?table=orders spark:lake.sales.orders "
-            "--key order_id --exit-code"
+            "--key order_id --exit-code\n"
+            f"          {PROG} reconcile --config migration.toml --report migration.html --exit-code"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("source", metavar="SOURCE", help="the table as it should be")
-    parser.add_argument("target", metavar="TARGET", help="the copy to check")
-    parser.add_argument("--key", required=True, metavar="A,B,...", help="comma-separated key columns")
+    parser.add_argument("source", metavar="SOURCE", nargs="?", help="the table as it should be")
+    parser.add_argument("target", metavar="TARGET", nargs="?", help="the copy to check")
+    parser.add_argument(
+        "--config",
+        metavar="FILE.toml",
+        help="compare the pairs of tables a TOML file lists ([[tables]] entries; docs/RECONCILE.md), in place of "
+        "SOURCE and TARGET",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write a report for a reviewer: FILE.md (Markdown) or FILE.html, with the counts, the schema "
+        "differences and the first --limit differing rows of each table",
+    )
+    parser.add_argument(
+        "--key",
+        metavar="A,B,...",
+        help="comma-separated key columns (default: the source's primary key, else the target's, where PostgreSQL "
+        "or MySQL declares one)",
+    )
     chosen = parser.add_mutually_exclusive_group()
     chosen.add_argument(
         "--columns",
@@ -78,13 +83,14 @@ def add_reconcile(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out",
         metavar="OUTPUT",
-        help="write every differing row: OUTPUT.parquet, OUTPUT.csv, OUTPUT.jsonl, or a directory of Parquet",
+        help="write every differing row: OUTPUT.parquet, OUTPUT.csv, OUTPUT.jsonl, or a directory of Parquet "
+        "(with --config: a directory, one TABLE.parquet a pair)",
     )
     parser.add_argument(
         "--mode",
         default="error",
         metavar="MODE",
-        help="error: fail when OUTPUT exists (default); overwrite: replace it",
+        help="error: fail when OUTPUT (or the report) exists (default); overwrite: replace it",
     )
     parser.add_argument(
         "--exit-code", action="store_true", help="exit with status 1 when there are differences, 0 when none"
@@ -97,7 +103,14 @@ def add_reconcile(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of text")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    spark = parser.add_argument_group("Spark (for spark: tables and Delta directories)")
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "arrow", "spark"),
+        default="auto",
+        help="how a Delta directory is read: arrow (auto, the default): delta-rs and the Rust engine, no JVM; "
+        "spark: an embedded Spark with Delta Lake (for what delta-rs cannot read: column mapping, deletion vectors)",
+    )
+    spark = parser.add_argument_group("Spark (for spark: tables, and Delta directories with --engine spark)")
     spark.add_argument("--master", help=f"Spark master URL (default: {cli_session.DEFAULT_MASTER})")
     spark.add_argument(
         "--conf",
@@ -118,170 +131,161 @@ def _pair(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
-@dataclass(frozen=True)
-class Side:
-    """SOURCE or TARGET as given: its kind, and what the kind needs."""
-
-    kind: str  # postgres, duckdb, parquet, delta, spark
-    location: str  # a connection string, a path, or a table name
-    table: str | None = None
-    local: str | None = None  # a local path the side reads, which --out may not replace
-
-    def label(self) -> str:
-        if self.kind == "postgres":
-            from hashexpr.reconcile.urls import masked
-
-            return masked(self.location) + f" table {self.table}"
-        if self.kind == "duckdb":
-            return f"duckdb:{self.location} table {self.table}"
-        if self.kind == "spark":
-            return f"spark:{self.location}"
-        return f"{self.location} ({self.kind})"
-
-
-def parse_side(text: str, which: str) -> Side:
-    """Read SOURCE or TARGET (see ``_FORMS``), checking what needs no system.
-
-    Examples
-    --------
-    >>> parse_side("postgresql://app:s3cret@db:5432/shop?table=public.orders&sslmode=require", "SOURCE").label()
-    'postgresql://app:***@db:5432/shop?sslmode=require table public.orders'
-    >>> parse_side("postgresql://app:p@ss/w#rd@db/shop?table=t", "SOURCE").label()
-    'postgresql://app:***@db/shop table t'
-    >>> parse_side("spark:lake.sales.orders", "TARGET").kind
-    'spark'
-    >>> parse_side("postgresql://db/shop", "SOURCE")
-    Traceback (most recent call last):
-        ...
-    ValueError: SOURCE postgresql://db/shop names no table: add ?table=SCHEMA.TABLE
-    """
-    if text.startswith(("postgresql://", "postgres://")):
-        from hashexpr.reconcile.urls import AmbiguousURL, masked, normalized
-
-        # A password written with the characters a URL reserves is read as written (urls.normalized).
-        try:
-            parts = urlsplit(normalized(text))
-        except AmbiguousURL as error:
-            raise ValueError(f"{which} {error}") from None
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        tables = [v for k, v in query if k == "table"]
-        shown = masked(text)
-        if len(tables) != 1 or not tables[0]:
-            raise ValueError(f"{which} {shown} names no table: add ?table=SCHEMA.TABLE")
-        # The other options go to libpq as they were written (a re-encoding would turn a space into '+').
-        rest = "&".join(p for p in parts.query.split("&") if p and unquote(p.partition("=")[0]) != "table")
-        return Side("postgres", urlunsplit(parts._replace(query=rest)), tables[0])
-    if text.startswith("duckdb:"):
-        path, sep, query = text[len("duckdb:") :].rpartition("?")
-        if not sep:
-            raise ValueError(f"{which} {text} names no table: write duckdb:PATH?table=TABLE")
-        tables = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "table"]
-        if len(tables) != 1 or not tables[0] or not path:
-            raise ValueError(f"{which} {text}: write duckdb:PATH?table=TABLE")
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"{which}: no such DuckDB database file: {path}")
-        return Side("duckdb", path, tables[0], local=path)
-    if text.startswith("spark:"):
-        name = text[len("spark:") :]
-        if not name:
-            raise ValueError(f"{which} spark: names no table: write spark:CATALOG.DB.TABLE")
-        return Side("spark", name)
-    local = hformats.local_path(text)
-    if local is None:
-        raise ValueError(f"{which} {text} is none of: {_FORMS}")
-    if not os.path.exists(local):
-        raise FileNotFoundError(f"{which} not found: {text} (give {_FORMS})")
-    if hinputs.table_format_of(text) == "delta":
-        return Side("delta", text, local=local)
-    if os.path.isdir(local) or hformats.format_of_name(local) == "parquet":
-        return Side("parquet", text, local=local)
-    raise ValueError(
-        f"{which} {text} is neither a Parquet file nor a directory of Parquet or Delta files ({_FORMS})"
-    )
-
-
 def _run_reconcile(args: argparse.Namespace) -> Outcome:
-    sides = (parse_side(args.source, "SOURCE"), parse_side(args.target, "TARGET"))
-    if sides[0] == sides[1]:
-        raise ValueError("SOURCE and TARGET are the same table: name two tables")
-    key = parse_columns(args.key, "--key")
-    columns = parse_columns(args.columns, "--columns") or None
-    exclude = parse_columns(args.exclude, "--exclude") or None
+    if args.config is not None:
+        if args.source is not None or args.target is not None:
+            raise ValueError("--config names the tables: give it in place of SOURCE and TARGET, not beside them")
+        for option in ("key", "columns", "exclude"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option} is set per table in the --config file (key = [...])")
+    elif args.source is None or args.target is None:
+        raise ValueError(f"name SOURCE and TARGET ({FORMS}), or give --config FILE.toml")
     if args.statement_timeout is not None and not args.statement_timeout > 0:
         raise ValueError(
             f"--statement-timeout must be a positive number of seconds, not {args.statement_timeout}"
         )
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 or more, not {args.limit}")
-    from hashexpr.cli import changes as hchanges
-
-    if args.out:
-        args.mode = hchanges.check_out(args.out, args.mode, [s.local for s in sides if s.local])
     if args.master is not None:
         cli_session.check_master(args.master)
+    return _run_config(args) if args.config is not None else _run_one(args)
+
+
+def _checked_outputs(args: argparse.Namespace, sides: list[Side], directory: bool) -> None:
+    """--out and --report, checked before anything runs: they replace no input and nothing unasked."""
+    from hashexpr.cli import changes as hchanges
+    from hashexpr.cli import outputs as houtputs
+    from hashexpr.cli.reconcile import report as hreport
+
+    inputs = [s.local for s in sides if s.local]
+    mode = args.mode
+    if args.out:
+        if directory:
+            mode = houtputs.check_output(args.out, mode, inputs)
+        else:
+            mode = hchanges.check_out(args.out, mode, inputs)
+    if args.report:
+        hreport.check(args.report)
+        if args.out and os.path.abspath(args.out) == os.path.abspath(args.report):
+            raise ValueError(f"--report {args.report} is --out too: name two files")
+        parent = os.path.dirname(os.path.abspath(args.report))
+        if not os.path.isdir(parent):
+            raise ValueError(f"--report {args.report}: the directory {parent} does not exist; create it first")
+        houtputs.check_output(args.report, args.mode, inputs)
+    args.mode = mode
+
+
+def _request(args: argparse.Namespace, key: Any, columns: Any, exclude: Any, values: bool) -> Any:
+    from hashexpr.reconcile.columns import CLI_WORDS
+    from hashexpr.reconcile.protocol import Request
+
+    return Request(key, columns, exclude, values, args.statement_timeout, CLI_WORDS)
+
+
+def _compared(args: argparse.Namespace, made: list[Any], request: Any, progress: Any, ticks: Any) -> Any:
+    from hashexpr.reconcile.protocol import run
+
+    try:
+        return run(made[0], made[1], request, progress, ticks)
+    except ConnectionError as error:
+        # A server that cannot be reached or refuses the login: the URL the user gave.
+        raise ValueError(str(error)) from None
+    except TimeoutError as error:
+        raise SystemFailure(f"{error} (--statement-timeout {args.statement_timeout:g})", "") from None
+
+
+def _run_one(args: argparse.Namespace) -> Outcome:
+    sides = (parse_side(args.source, "SOURCE"), parse_side(args.target, "TARGET"))
+    if sides[0] == sides[1]:
+        raise ValueError("SOURCE and TARGET are the same table: name two tables")
+    key = parse_columns(args.key, "--key") or None if args.key is not None else None
+    columns = parse_columns(args.columns, "--columns") or None
+    exclude = parse_columns(args.exclude, "--exclude") or None
+    from hashexpr.cli import changes as hchanges
+
+    _checked_outputs(args, list(sides), directory=False)
     progress = None if args.quiet else _progress
     # On a terminal a running pass reports what it has done every 2 s; in a log, each step once.
     ticks = TICKS if progress is not None and sys.stderr.isatty() else None
-    from hashexpr.reconcile.columns import CLI_WORDS
-    from hashexpr.reconcile.protocol import Request, run
-
-    request = Request(key, columns, exclude, args.values, args.statement_timeout, CLI_WORDS)
-    with _spark_for(args, sides) as spark:
-        made = [_source(side, spark) for side in sides]
-        try:
-            result = run(made[0], made[1], request, progress, ticks)
-        except ConnectionError as error:
-            # A server that cannot be reached or refuses the login: the URL the user gave.
-            raise ValueError(str(error)) from None
-        except TimeoutError as error:
-            raise SystemFailure(f"{error} (--statement-timeout {args.statement_timeout:g})", "") from None
+    request = _request(args, key, columns, exclude, args.values)
+    with spark_for(args, sides) as spark:
+        made = [make_source(side, spark) for side in sides]
+        result = _compared(args, made, request, progress, ticks)
         keys = [c.name for c in result.schema if c.role == "key"]
         written = hchanges.write(result.changes(), args.out, args.mode, keys) if args.out else None
-    return _outcome(args, sides, result, written)
+    outcome = _outcome(args, sides, result, written)
+    if args.report:
+        _write_report(args, [{"name": sides[0].table or sides[0].location, **outcome.report}])
+        outcome.summary.append(("report", args.report))
+    return outcome
 
 
-@contextlib.contextmanager
-def _spark_for(args: argparse.Namespace, sides: tuple[Side, Side]) -> Iterator[SparkSession | None]:
-    """The embedded Spark, when a side is a Spark table or a Delta directory; none otherwise."""
-    kinds = {s.kind for s in sides}
-    if not kinds & {"spark", "delta"}:
-        if args.master is not None or args.conf:
-            raise ValueError(
-                "--master and --conf are for spark: tables and Delta directories, which neither side is"
-            )
-        yield None
-        return
-    formats = ["delta"] if "delta" in kinds else []
-    for side in sides:
-        if side.kind == "delta":
-            hinputs.require_library("delta", side.location, hinputs.available_table_formats(dict(args.conf)))
-    if args.session is not None:
-        with cli_session.given_session(args.session, args.master, args.conf, formats, args.verbose) as spark:
-            yield spark
-        return
-    with cli_session.spark_session(
-        args.master or cli_session.DEFAULT_MASTER, args.conf, formats, args.verbose
-    ) as spark:
-        yield spark
+def _run_config(args: argparse.Namespace) -> Outcome:
+    import threading
+    import time
+
+    from hashexpr.cli.reconcile import config as hconfig
+    from hashexpr.cli.reconcile import tables as htables
+
+    config = hconfig.load(args.config)
+    sides = [s for e in config.entries for s in (e.source, e.target)]
+    _checked_outputs(args, sides, directory=True)
+    for entry in config.entries:
+        if entry.source == entry.target:
+            raise ValueError(f"--config {args.config}: {entry.name!r} compares a table with itself")
+    progress = None if args.quiet else _progress
+    started = time.perf_counter()
+    changed: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    with spark_for(args, tuple(sides)) as spark:
+
+        def compare(entry: Any, say: Any) -> dict[str, Any]:
+            made = [make_source(side, spark) for side in (entry.source, entry.target)]
+            request = _request(args, entry.key, entry.columns, entry.exclude, entry.values or args.values)
+            result = _compared(args, made, request, say, None)
+            if args.out:
+                with lock:
+                    changed[entry.name] = result.changes()
+            return _outcome(args, (entry.source, entry.target), result, None).report
+
+        found = htables.run_all(config, args, spark, compare, progress)
+    if args.out:
+        _write_directory(args, changed)
+    outcome = htables.outcome(found, time.perf_counter() - started)
+    if args.report:
+        _write_report(args, outcome.report["tables"])
+        outcome.summary.append(("report", args.report))
+    if args.out:
+        outcome.summary.append(("output", f"{args.out} (a TABLE.parquet of the differing rows of each pair)"))
+    return outcome
 
 
-def _source(side: Side, spark: SparkSession | None) -> Source:
-    from hashexpr import reconcile as rc
+def _write_directory(args: argparse.Namespace, changed: dict[str, Any]) -> None:
+    """--out with --config: a directory of one TABLE.parquet a pair that was compared, written whole or not at all."""
+    import pyarrow.parquet as pq
 
-    if side.kind == "postgres":
-        return rc.postgres(side.location, side.table)
-    if side.kind == "duckdb":
-        return rc.duckdb(side.location, side.table)
-    if side.kind == "parquet":
-        return rc.parquet(side.location)
-    assert spark is not None
-    if side.kind == "spark":
-        return rc.spark(side.location, spark=spark)
-    # A Delta directory, read at the version it has now: every pass sees the same rows.
-    path = hformats.spark_path(side.location)
-    quoted = path.replace("`", "``")
-    version = int(spark.sql(f"DESCRIBE HISTORY delta.`{quoted}` LIMIT 1").first()["version"])
-    return rc.spark(spark.read.format("delta").option("versionAsOf", version).load(path))
+    from hashexpr.cli import outputs as houtputs
+
+    def write_into(staging: str) -> None:
+        os.makedirs(staging)
+        for name, table in changed.items():
+            pq.write_table(table, os.path.join(staging, _file_name(name) + ".parquet"), compression="snappy")
+
+    houtputs.write_staged(os.path.abspath(args.out), args.mode, write_into)
+
+
+def _file_name(name: str) -> str:
+    """A table's name as a file name: what a path cannot hold as ``_``."""
+    cleaned = "".join(c if c.isalnum() or c in "._-" else "_" for c in name).strip(".")
+    return cleaned or "table"
+
+
+def _write_report(args: argparse.Namespace, tables: list[dict[str, Any]]) -> None:
+    import hashexpr as hx
+    from hashexpr.cli.reconcile import report as hreport
+
+    hreport.write(args.report, args.mode, tables, hx.__version__)
 
 
 def _progress(message: str) -> None:

@@ -1,0 +1,1 @@
+"""``hashexpr reconcile``'s parts: the sides as written, a configuration of many tables, and the report."""

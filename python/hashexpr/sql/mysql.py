@@ -1,0 +1,228 @@
+"""MySQL (8.0 and later) and MariaDB (10.5 and later; tested on 10.11): binary strings, ``SHA2``, ``HEX`` and
+``UNHEX`` for the bytes of integers, arithmetic for the bits of a double.
+
+Integers become bytes through their 16 hex digits (``HEX`` writes a negative BIGINT as its two's complement),
+reversed for little-endian. Neither server has a function that gives a double's IEEE bits, so they are computed
+as the ``spark`` dialect computes them: the exponent from ``LOG2``, corrected against exact powers of two, the
+significand by exact scaling. Strings are converted to utf8mb4 (whatever their column's character set) and
+hashed as its bytes, never compared under a collation: case-only and trailing-space changes change the hash.
+
+Neither server has a function that raises an error of one's own in a query; a value that cannot be hashed
+exactly makes an unsigned overflow, whose error (1690) quotes the expression, and in it the message.
+"""
+
+from __future__ import annotations
+
+from hashexpr.sql.dialect import (
+    BINARY,
+    DATE,
+    DECIMAL,
+    FLOATING,
+    INTEGRAL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    Dialect,
+    Encoder,
+)
+from hashexpr.sql.numbers import minimal_bytes
+from hashexpr.types import ArrayType, DataType, MapType, StructType
+
+#: A date whose year, month or day is zero ('0000-00-00', '2024-00-10'), which MySQL keeps where its SQL mode
+#: allows it: no calendar day, so no Spark date.
+ZERO_DATE = "hashexpr: a zero date"
+#: A TIMESTAMP that is zero, or a DATETIME outside the TIMESTAMP range, given as an instant.
+ZERO_TIMESTAMP = "hashexpr: a zero or out-of-range timestamp"
+#: A TINYINT(1) that is neither 0 nor 1, given as a boolean.
+NOT_BOOLEAN = "hashexpr: a boolean neither 0 nor 1"
+#: A row's byte stream longer than max_allowed_packet, which CONCAT makes NULL.
+TOO_LONG = "hashexpr: a row beyond max_allowed_packet"
+
+#: Days from 0000-01-00 (``TO_DAYS``' origin) to 1970-01-01.
+_EPOCH_DAYS = 719528
+_SMALLEST_NORMAL = "2.2250738585072014E-308"
+_UNSIGNED_MAX = 2**64 - 1
+
+
+class MySQL(Dialect):
+    name = "mysql"
+    engine = "MySQL/MariaDB"
+
+    def literal(self, data: bytes) -> str:
+        return f"X'{data.hex().upper()}'"
+
+    def concat(self, parts: list[str]) -> str:
+        return "CONCAT(" + ", ".join(parts) + ")"
+
+    def sha256(self, stream: str) -> str:
+        return f"UNHEX(SHA2({stream}, 256))"
+
+    def le64(self, value: str) -> str:
+        # HEX of a negative BIGINT is its 64-bit two's complement; of an unsigned one, its bits.
+        return f"REVERSE(UNHEX(LPAD(HEX({value}), 16, '0')))"
+
+    def le32(self, value: str) -> str:
+        return f"REVERSE(UNHEX(LPAD(HEX(({value}) & 4294967295), 8, '0')))"
+
+    def quote(self, name: str) -> str:
+        return "`" + name.replace("`", "``") + "`"
+
+    def string_literal(self, text: str) -> str:
+        # A literal's backslashes are escapes unless the SQL mode says NO_BACKSLASH_ESCAPES: written as bytes.
+        return f"CONVERT({self.literal(text.encode('utf-8'))} USING utf8mb4)"
+
+    def failure(self, message: str, witness: str) -> str:
+        """A number whose evaluation fails the query with ``message``. An unsigned overflow fails in every SQL
+        mode, and its error quotes the expression, message included; the witness makes it a value of the row,
+        evaluated only where a CASE reaches it."""
+        # A plain literal, read alike in every SQL mode: no backslash, quotes doubled.
+        text = message.replace("\\", "/").replace("'", "''")
+        test = f"(CONCAT('{text}', COALESCE(LEFT(CAST(({witness}) AS CHAR), 0), '')) <> '')"
+        return f"({_UNSIGNED_MAX} + {test})"
+
+    def fail(self, message: str, witness: str) -> str:
+        return f"CAST({self.failure(message, witness)} AS BINARY)"
+
+    def fail_text(self, message: str, witness: str) -> str:
+        return f"CAST({self.fail(message, witness)} AS CHAR)"
+
+    def text(self, value: str) -> str:
+        return f"CONVERT(({value}) USING utf8mb4)"
+
+    def integral(self, value: str) -> str:
+        return self.tagged(INTEGRAL, self.le64(f"CAST(({value}) AS SIGNED)"))
+
+    def floating(self, value: str, single: bool) -> str:
+        return self.tagged(FLOATING, self.le64(self.double_bits(value, single)))
+
+    def double_bits(self, value: str, single: bool) -> str:
+        """The IEEE bits of the value as a double (a FLOAT first, for ``single``), an unsigned integer; 0 for -0.0,
+        NULL for NULL."""
+        number = f"CAST(CAST(({value}) AS FLOAT) AS DOUBLE)" if single else f"CAST(({value}) AS DOUBLE)"
+        size = f"ABS({number})"
+        # LOG2 of the largest doubles rounds up to 1024, whose power of two overflows: at most 1023.
+        guess = f"LEAST(FLOOR(LOG2({size})), 1023)"
+        # FLOOR(LOG2(x)) can be one off near a power of two; exact powers of two correct it. Halving is exact
+        # and keeps 2^1024 out of the test of the largest doubles.
+        exponent = (
+            f"({guess} - CASE WHEN {size} < POW(2, {guess}) THEN 1 ELSE 0 END"
+            f" + CASE WHEN {size} / 2 >= POW(2, {guess}) THEN 1 ELSE 0 END)"
+        )
+        # Dividing by a power of two is exact, so the significand's 52 bits come out exactly.
+        normal = (
+            f"((CAST({exponent} + 1023 AS UNSIGNED) << 52)"
+            f" | CAST(({size} / POW(2, {exponent}) - 1) * 4503599627370496 AS UNSIGNED))"
+        )
+        subnormal = f"CAST({size} * POW(2, 1022) * 4503599627370496 AS UNSIGNED)"
+        # Every branch an unsigned integer: a CASE that mixes in another type (a NULL branch, a signed 0)
+        # may be computed as a double, which rounds the low bits away. A NULL value makes the ELSE branch
+        # NULL. Neither server holds a NaN or an infinity.
+        zero = "CAST(0 AS UNSIGNED)"
+        magnitude = (
+            f"CASE WHEN {number} = 0 THEN {zero} WHEN {size} < {_SMALLEST_NORMAL} THEN {subnormal} ELSE {normal} END"
+        )
+        sign = f"CASE WHEN {number} < 0 THEN CAST({1 << 63} AS UNSIGNED) ELSE {zero} END"
+        return f"(({magnitude}) | ({sign}))"
+
+    def decimal(self, value: str, precision: object, scale: object, wide: bool) -> str:
+        number = f"CAST(({value}) AS DECIMAL({precision}, {scale}))"
+        # CAST(decimal AS CHAR) writes every digit of the scale, never an exponent.
+        digits = f"REPLACE(CAST({number} AS CHAR), '.', '')"
+        stripped = f"NULLIF(TRIM(TRAILING '0' FROM {digits}), '')"
+        normal_scale = f"({scale} - (LENGTH({digits}) - LENGTH({stripped})))"
+        unscaled = f"CAST({stripped} AS {'DECIMAL(38, 0)' if wide else 'SIGNED'})"
+        if wide:
+            modulus = 2**64
+            low = f"(MOD({unscaled}, {modulus}) + CASE WHEN {unscaled} < 0 AND MOD({unscaled}, {modulus}) <> 0 THEN {modulus} ELSE 0 END)"
+            high = f"CAST(({unscaled} - {low}) DIV {modulus} AS SIGNED)"
+            little_endian = self.concat([self.le64(f"CAST({low} AS UNSIGNED)"), self.le64(high)])
+        else:
+            little_endian = self.le64(unscaled)
+        sized = minimal_bytes(unscaled, little_endian, wide, self.literal, _substring)
+        zero = self.literal(bytes([DECIMAL, 0, 0, 0, 0, 1, 0]))
+        return f"CASE WHEN {number} = 0 THEN {zero} ELSE {self.tagged(DECIMAL, self.le32(normal_scale), *sized)} END"
+
+    def string(self, text: str) -> str:
+        data = f"CAST({text} AS BINARY)"
+        return self.tagged(STRING, self.le32(f"LENGTH({data})"), data)
+
+    def binary(self, value: str) -> str:
+        data = f"CAST(({value}) AS BINARY)"
+        return self.tagged(BINARY, self.le32(f"LENGTH({data})"), data)
+
+    def boolean(self, value: str) -> str:
+        true, false = self.literal(bytes([0x01, 1])), self.literal(bytes([0x01, 0]))
+        # A BOOLEAN is a TINYINT(1): 2 is no boolean, where a test of its truth would take it for true.
+        return (
+            f"CASE WHEN ({value}) = 1 THEN {true} WHEN ({value}) = 0 THEN {false} "
+            f"WHEN ({value}) IS NOT NULL THEN {self.fail(NOT_BOOLEAN, value)} END"
+        )
+
+    def date(self, value: str, where: str) -> str:
+        return self.tagged(DATE, self.le32(self.days(value)))
+
+    def days(self, value: str) -> str:
+        """Days since 1970-01-01 (TO_DAYS is proleptic Gregorian, as Spark's dates are); a date with a zero part,
+        for which TO_DAYS is NULL, fails the query."""
+        days = f"(TO_DAYS({value}) - {_EPOCH_DAYS})"
+        return f"CAST(CASE WHEN ({value}) IS NOT NULL AND {days} IS NULL THEN {self.failure(ZERO_DATE, value)} ELSE {days} END AS SIGNED)"
+
+    def timestamp(self, value: str, where: str) -> str:
+        return self.tagged(TIMESTAMP, self.le64(self.instant_micros(value)))
+
+    def instant_micros(self, value: str) -> str:
+        """Microseconds since the epoch of an instant. UNIX_TIMESTAMP reads a TIMESTAMP's instant as stored (no
+        session time zone, no ambiguous hour), a DATETIME in the session time zone; it is 0 for a zero TIMESTAMP
+        and outside TIMESTAMP's range, where no instant is 0 (the range starts a second after the epoch): such a
+        value fails the query."""
+        seconds = f"UNIX_TIMESTAMP({value})"
+        return (
+            f"CAST(CASE WHEN ({value}) IS NOT NULL AND ({seconds} = 0 OR {seconds} IS NULL) THEN "
+            f"{self.failure(ZERO_TIMESTAMP, value)} ELSE {seconds} * 1000000 END AS SIGNED)"
+        )
+
+    def timestamp_ntz(self, value: str, where: str) -> str:
+        return self.tagged(TIMESTAMP_NTZ, self.le64(self.clock_micros(value)))
+
+    def clock_micros(self, value: str) -> str:
+        """Microseconds from 1970-01-01 00:00 to a wall clock, which reads no time zone; a date part of zero,
+        for which the difference is NULL, fails the query."""
+        micros = f"TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {value})"
+        return f"CAST(CASE WHEN ({value}) IS NOT NULL AND {micros} IS NULL THEN {self.failure(ZERO_DATE, value)} ELSE {micros} END AS SIGNED)"
+
+    def check_array(self, dtype: ArrayType, where: str) -> None:
+        raise self.unsupported(where, dtype, f"{self.engine} has no array type")
+
+    def check_struct(self, dtype: StructType, where: str) -> None:
+        raise self.unsupported(where, dtype, f"{self.engine} has no struct type")
+
+    def check_map(self, dtype: MapType, where: str) -> None:
+        raise self.unsupported(where, dtype, f"{self.engine} has no map type")
+
+    def array(self, value: str, element: Encoder, depth: int) -> str:
+        raise AssertionError("check_array refuses arrays")
+
+    def struct(self, value: str, fields: list[tuple[str, DataType, Encoder]], depth: int) -> str:
+        raise AssertionError("check_struct refuses structs")
+
+    def map(self, value: str, key: Encoder, item: Encoder, depth: int) -> str:
+        raise AssertionError("check_map refuses maps")
+
+    def trim(self, text: str) -> str:
+        return f"TRIM(BOTH ' ' FROM {text})"
+
+    def empty_as_null(self, text: str) -> str:
+        # By length: under a PAD SPACE collation '  ' = '' is true.
+        return f"(CASE WHEN LENGTH({text}) = 0 THEN NULL ELSE {text} END)"
+
+    def is_ascii(self, text: str) -> str:
+        return f"(LENGTH(CONVERT({text} USING utf8mb4)) = CHAR_LENGTH({text}))"
+
+    def ascii_case(self, text: str, case: str) -> str:
+        # In the ascii character set UPPER and LOWER map the ASCII letters alone, whatever the collation of
+        # the text (a Turkish one maps i to İ).
+        return f"CONVERT({case.upper()}(CONVERT({text} USING ascii)) USING utf8mb4)"
+
+
+def _substring(data: str, start: str, length: str) -> str:
+    return f"SUBSTRING({data}, {start}, {length})"

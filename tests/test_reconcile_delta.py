@@ -1,0 +1,103 @@
+"""Delta tables read without Spark (``rc.delta``, and a Delta directory on the command line): against Spark's own
+reading of the same tables.
+
+Spark with Delta Lake (in ``.venv-4.2``: Delta has no release for the pinned Spark) writes the tables, then
+writes what it reads of each version as plain Parquet; delta-rs and the Rust engine must read every version as
+Spark did (INT96 timestamps of years 1 and 9999, a partition column, decimals, floats, binary, arrays, structs
+and maps), and a version against another must differ by exactly the rows the commits changed. What delta-rs
+cannot read (column mapping, deletion vectors) is refused, and ``--engine spark`` compares it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_runner import ROOT, cli_batch, run_without_spark
+
+from hashexpr import reconcile as rc
+
+DELTA_PYTHON = ROOT / ".venv-4.2" / "bin" / "python"
+
+# Delta Lake in .venv-4.2, a process of its own: make check leaves it out.
+pytestmark = pytest.mark.slow
+
+_PREPARE = r"""
+import os
+spark.conf.set("spark.sql.session.timeZone", "UTC")
+rows = spark.sql('''
+  SELECT id, CAST(id AS STRING) AS s, CAST(id / 3 AS DECIMAL(12, 4)) AS dec, CAST(id AS FLOAT) / 7 AS f,
+    CASE WHEN id = 0 THEN TIMESTAMP'9999-12-31 23:59:59.999999' WHEN id = 1 THEN TIMESTAMP'0001-01-01 00:00:00'
+         ELSE TIMESTAMP'2024-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id) END AS ts,
+    CAST(TIMESTAMP'2024-01-01 00:00:00' AS TIMESTAMP_NTZ) AS ntz, DATE'2024-01-01' + CAST(id AS INT) AS d,
+    CAST(CAST(id AS STRING) AS BINARY) AS b, array(id, NULL) AS arr, named_struct('a', id, 'b', 'x') AS st,
+    map('k', id) AS m, id % 3 AS part
+  FROM range(40)''')
+plain = os.path.abspath("plain")
+rows.write.format("delta").partitionBy("part").save(plain)
+spark.sql(f"UPDATE delta.`{plain}` SET s = upper(s) || 'X' WHERE id % 10 = 4")
+spark.sql(f"DELETE FROM delta.`{plain}` WHERE id % 10 = 7")
+spark.sql(f"INSERT INTO delta.`{plain}` SELECT id + 100, s, dec, f, ts, ntz, d, b, arr, st, m, part FROM delta.`{plain}` WHERE id < 3")
+mapped, dv = os.path.abspath("mapped"), os.path.abspath("dv")
+rows.write.format("delta").option("delta.columnMapping.mode", "name").option("delta.minReaderVersion", "2") \
+    .option("delta.minWriterVersion", "5").save(mapped)
+spark.sql(f"ALTER TABLE delta.`{mapped}` RENAME COLUMN s TO label")
+rows.write.format("delta").option("delta.enableDeletionVectors", "true").save(dv)
+spark.sql(f"DELETE FROM delta.`{dv}` WHERE id % 5 = 0")
+for name, versions in (("plain", 4), ("mapped", 2), ("dv", 2)):
+    for v in range(versions):
+        spark.read.format("delta").option("versionAsOf", v).load(os.path.abspath(name)) \
+            .write.parquet(os.path.abspath(f"{name}-{v}.parquet"))
+prepared["dir"] = os.getcwd()
+"""
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    if not DELTA_PYTHON.exists():
+        pytest.fail(f"{DELTA_PYTHON} is missing: `make venv-4.2` (a prerequisite of `make test`) creates it")
+    spark_engine = ["--engine", "spark", "--key", "id", "--json", "--quiet"]
+    return cli_batch(
+        {
+            "mapped": ["reconcile", "mapped", "mapped-1.parquet", *spark_engine],
+            "dv": ["reconcile", "dv", "dv-1.parquet", *spark_engine],
+        },
+        python=DELTA_PYTHON,
+        delta=True,
+        prepare=_PREPARE,
+        cwd=tmp_path_factory.mktemp("reconcile-delta"),
+    )
+
+
+def test_every_version_reads_as_spark_reads_it(batch):
+    where = batch.prepared["dir"]
+    for version in range(4):
+        result = rc.compare(rc.delta(f"{where}/plain", version=version), rc.parquet(f"{where}/plain-{version}.parquet"),
+                            key="id")  # fmt: skip
+        assert not result.differences and result.counts["unchanged"] > 30, (version, result.counts)
+    assert rc.compare(rc.delta(f"{where}/plain"), rc.parquet(f"{where}/plain-3.parquet"), key="id").counts[
+        "unchanged"
+    ] == 39
+
+
+def test_two_versions_differ_by_the_commits_between_them(batch):
+    where = batch.prepared["dir"]
+    result = rc.compare(rc.delta(f"{where}/plain", version=0), rc.delta(f"{where}/plain"), key="id", values=True)
+    counts = result.counts
+    assert (counts["updated"], counts["deleted"], counts["inserted"]) == (4, 4, 3), counts
+    updates = [r for r in result.changes().to_pylist() if r["change"] == "update"]
+    assert {r["id"] for r in updates} == {4, 14, 24, 34} and all(r["changed_columns"] == ["s"] for r in updates)
+    assert result.source == f"Delta table {where}/plain (version 0)" and result.target.endswith("(version 3)")
+
+
+def test_what_delta_rs_cannot_read_is_refused_and_spark_compares_it(batch):
+    where = batch.prepared["dir"]
+    for name, feature in (("mapped", "columnMapping"), ("dv", "deletionVectors")):
+        with pytest.raises(ValueError, match=f"{feature}.*compare it through Spark"):
+            rc.compare(rc.delta(f"{where}/{name}"), rc.parquet(f"{where}/{name}-1.parquet"), key="id")
+        done = run_without_spark("reconcile", f"{where}/{name}", f"{where}/{name}-1.parquet", "--key", "id")
+        assert done.returncode == 2 and "--engine spark" in done.stderr, done.stderr
+        run = batch.runs[name]
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        assert not report["differences"] and report["counts"]["unchanged"] in (32, 40), report["counts"]
