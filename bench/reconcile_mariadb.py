@@ -77,8 +77,9 @@ def pull(settings: dict, database: str):
 
 
 def drivers(settings: dict, database: str, rows: int) -> dict[str, float]:
-    """Seconds to read ``rows`` rows of the ten columns with PyMySQL and with mysql-connector-python's C
-    extension (what a fetch of that many differing rows costs the driver)."""
+    """Seconds to read ``rows`` rows of the ten columns with PyMySQL and with mysql-connector-python, its C
+    extension where it loads (what a fetch of that many differing rows costs the driver); a driver that does
+    not load is named with why."""
     import mysql.connector
     import pymysql
 
@@ -89,12 +90,21 @@ def drivers(settings: dict, database: str, rows: int) -> dict[str, float]:
         cursor.execute(query)
         cursor.fetchall()
     found["PyMySQL 1.2 (pure Python)"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    conn = mysql.connector.connect(host=settings["host"], port=settings["port"], user=settings["user"],
-                                   password=settings["password"], database=database, use_pure=False)  # fmt: skip
-    cursor = conn.cursor()
-    cursor.execute(query)
-    cursor.fetchall()
-    conn.close()
-    found["mysql-connector-python (C extension)"] = time.perf_counter() - t0
+    for pure, name in ((False, "mysql-connector-python (C extension)"), (True, "mysql-connector-python (pure Python)")):
+        t0 = time.perf_counter()
+        try:
+            conn = mysql.connector.connect(host=settings["host"], port=settings["port"], user=settings["user"],
+                                           password=settings["password"], database=database, use_pure=pure)  # fmt: skip
+        except ImportError:
+            # Its manylinux_2_28 wheel's C extension needs a newer OpenSSL than some distributions have.
+            try:
+                import _mysql_connector  # noqa: F401
+            except ImportError as why:
+                found[name] = f"does not load: {str(why).splitlines()[0][-120:]}"
+            continue
+        cursor = conn.cursor()
+        cursor.execute(query)
+        cursor.fetchall()
+        conn.close()
+        found[name] = time.perf_counter() - t0
     return found

@@ -258,3 +258,22 @@ def test_urls_and_table_names(mariadb):
         rc.compare(rc.mysql(mariadb.url(), "nope"), rc.mysql(mariadb.url(), "hx.every_type"), key="id")
     with pytest.raises(ConnectionError, match="cannot connect to MySQL at hx@127.0.0.1:1/hx"):
         rc.compare(rc.mysql("mysql://hx:secret@127.0.0.1:1/hx", "t"), rc.mysql(mariadb.url(), "every_type"))
+
+
+def test_names_with_backquotes_dots_spaces_and_percent_signs(mariadb):
+    with mariadb.connect() as conn, conn.cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS `we``ird.t%ble`")
+        cursor.execute("CREATE TABLE `we``ird.t%ble` (`Id%` INT PRIMARY KEY, `a``b` VARCHAR(5), `C d` INT, `e.f` DOUBLE)")
+        cursor.execute("INSERT INTO `we``ird.t%ble` VALUES (1, 'x', 2, 0.5), (2, NULL, NULL, NULL)")
+    lake = pa.table({"Id%": pa.array([1, 2], pa.int32()), "a`b": ["x", "y"], "C d": pa.array([2, None], pa.int32()),
+                     "e.f": [0.5, None]})  # fmt: skip
+    for name in ("`we``ird.t%ble`", "hx.`we``ird.t%ble`", '"we`ird.t%ble"'):
+        result = rc.compare(rc.mysql(mariadb.url(), name), rc.arrow(lake), values=True)
+        (change,) = result.changes().to_pylist()
+        assert (change["Id%"], change["changed_columns"], change["target"]["a`b"]) == (2, ["a`b"], "y"), name
+        assert result.counts["unchanged"] == 1
+    for bad in ("t.", ".t", "a.b.c", "`x"):
+        with pytest.raises(ValueError, match="cannot read the table name"):
+            rc.mysql(mariadb.url(), bad)
+    with pytest.raises(ValueError, match="cannot read the table name"):
+        rc.postgres("postgresql://u@h/d", "t.")

@@ -82,8 +82,8 @@ def run(ctx) -> dict:
                 log(f"  reconcile_mysql {rows:,} rows {fraction:.2%}: {candidate} {shown}, reported "
                     f"{result['reported']} (truth {sum(case['truth'].values())}), {result.get('peak') or 0:,} B peak")  # fmt: skip
             out["cases"].append(case)
-        out["drivers"] = {k: round(v, 3) for k, v in maria.drivers(settings, targets[f"target-{fractions[0]}"],
-                                                                     100_000).items()}  # fmt: skip
+        found = maria.drivers(settings, targets[f"target-{fractions[0]}"], 100_000)
+        out["drivers"] = {k: round(v, 3) if isinstance(v, float) else v for k, v in found.items()}
         log(f"  reconcile_mysql drivers, 100,000 rows: {out['drivers']}")
         out["config"] = _config(pg, maria_server, small, args, env, log)
     return out
@@ -173,7 +173,7 @@ def render(args, result: dict, results: dict, targets: list[str]) -> list[str]:
             lines.append(f"| {name} | {shown} | {ratio} | {peak} | {diff} |")
         lines.append("")
         peer = case["results"].get("reladiff", {}).get("seconds")
-        if ours and peer and case["fraction"] in (0.0001, 0.01):
+        if ours and peer:
             targets.append(
                 f"- reconcile PostgreSQL ↔ MariaDB, {case['rows']:,} rows, {case['fraction']:.2%}: at most half "
                 f"reladiff's time: {'met' if ours <= peer / 2 else '**not met**'} ({ours:.1f} s against {peer:.1f} s, "
@@ -182,7 +182,8 @@ def render(args, result: dict, results: dict, targets: list[str]) -> list[str]:
     drivers = result.get("drivers") or {}
     if drivers:
         lines += ["Reading 100,000 rows of the ten columns from MariaDB, the driver alone:", "",
-                  "| driver | seconds |", "|---|---:|"] + [f"| {k} | {v:.2f} |" for k, v in drivers.items()] + [""]  # fmt: skip
+                  "| driver | seconds |", "|---|---:|"]  # fmt: skip
+        lines += [f"| {k} | {v:.2f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in drivers.items()] + [""]
     config = result.get("config") or {}
     if config.get("config"):
         lines += [

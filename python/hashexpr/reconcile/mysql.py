@@ -62,18 +62,21 @@ def table_parts(text: str) -> tuple[str | None, str]:
     (('shop', 'orders'), (None, 'Order Lines'), ('shop', 'a.b'))
     """
     parts, position, rest = [], 0, text.strip() if isinstance(text, str) else ""
+    dangling = False
     while rest:
         match = _PART.match(rest, position)
         if match is None:
             break
+        dangling = False
         ticked, quoted, plain = match.groups()
         parts.append(ticked.replace("``", "`") if ticked else quoted.replace('""', '"') if quoted else plain)
         position = match.end()
         if position < len(rest) and rest[position] == ".":
             position += 1
+            dangling = True
             continue
         break
-    if not rest or position != len(rest) or not parts or len(parts) > 2:
+    if not rest or dangling or position != len(rest) or not parts or len(parts) > 2:
         raise ValueError(
             f"mysql: cannot read the table name {text!r}: give [database.]table, each part plain or in backquotes "
             "(`Order Lines`)"

@@ -212,18 +212,21 @@ def table_sql(text: str, function: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{function}: table must be a non-empty name like schema.table, got {text!r}")
     parts, position, rest = [], 0, text.strip()
+    dangling = False
     while True:
         match = _PART.match(rest, position)
         if match is None:
             break
+        dangling = False
         quoted, plain = match.groups()
         parts.append('"' + quoted + '"' if quoted is not None else plain)
         position = match.end()
         if position < len(rest) and rest[position] == ".":
             position += 1
+            dangling = True
             continue
         break
-    if position != len(rest) or not parts or len(parts) > 3:
+    if dangling or position != len(rest) or not parts or len(parts) > 3:
         raise ValueError(
             f"{function}: cannot read the table name {text!r}: give [catalog.][schema.]table, each part a plain "
             'identifier or in double quotes ("My Table", with "" for a quote)'

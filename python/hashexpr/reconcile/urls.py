@@ -50,7 +50,7 @@ def split(url: str) -> Parts:
     >>> split("postgresql://app@db/shop?application_name=me@corp")
     Traceback (most recent call last):
         ...
-    hashexpr.reconcile.urls.AmbiguousURL: postgresql://*** reads more than one way: more than one '@' could end its user information; percent-encode an '@' of the password or of an option (%40), or give the password in PGPASSWORD or a password file
+    hashexpr.reconcile.urls.AmbiguousURL: postgresql://*** reads more than one way: more than one '@' could end its user information; percent-encode an '@' of the password or of an option (%40), or give the password in PGPASSWORD (MYSQL_PWD) or a password file
     """
     scheme, sep, rest = url.partition("://")
     if not sep:
@@ -62,7 +62,7 @@ def split(url: str) -> Parts:
         why = "more than one '@' could end its user information" if readings else "it is no URL of hosts"
         raise AmbiguousURL(
             f"{scheme}://*** reads more than one way: {why}; percent-encode an '@' of the password or of an option "
-            "(%40), or give the password in PGPASSWORD or a password file"
+            "(%40), or give the password in PGPASSWORD (MYSQL_PWD) or a password file"
         )
     (end,) = readings
     if end is None:

@@ -100,29 +100,27 @@ class MySQL(Dialect):
         NULL for NULL."""
         number = f"CAST(CAST(({value}) AS FLOAT) AS DOUBLE)" if single else f"CAST(({value}) AS DOUBLE)"
         size = f"ABS({number})"
-        # LOG2 of the largest doubles rounds up to 1024, whose power of two overflows: at most 1023.
+        # The exponent's guess: FLOOR(LOG2(x)), which can be one off near a power of two (and rounds the largest
+        # doubles up to 1024, whose power of two overflows: at most 1023). Dividing by a power of two is exact,
+        # so m is x's significand scaled into [1, 2), or into [2, 4) or [0.5, 1) where the guess was one off;
+        # the bits are the guess's exponent field plus m's fraction at the scale that makes up for it, each
+        # term an exact integer.
         guess = f"LEAST(FLOOR(LOG2({size})), 1023)"
-        # FLOOR(LOG2(x)) can be one off near a power of two; exact powers of two correct it. Halving is exact
-        # and keeps 2^1024 out of the test of the largest doubles.
-        exponent = (
-            f"({guess} - CASE WHEN {size} < POW(2, {guess}) THEN 1 ELSE 0 END"
-            f" + CASE WHEN {size} / 2 >= POW(2, {guess}) THEN 1 ELSE 0 END)"
+        m = f"({size} / POW(2, {guess}))"
+        fraction = (
+            f"CASE WHEN {m} >= 2 THEN {m} * 2251799813685248 WHEN {m} < 1 THEN ({m} - 1) * 9007199254740992 "
+            f"ELSE ({m} - 1) * 4503599627370496 END"
         )
-        # Dividing by a power of two is exact, so the significand's 52 bits come out exactly.
-        normal = (
-            f"((CAST({exponent} + 1023 AS UNSIGNED) << 52)"
-            f" | CAST(({size} / POW(2, {exponent}) - 1) * 4503599627370496 AS UNSIGNED))"
-        )
-        subnormal = f"CAST({size} * POW(2, 1022) * 4503599627370496 AS UNSIGNED)"
-        # Every branch an unsigned integer: a CASE that mixes in another type (a NULL branch, a signed 0)
-        # may be computed as a double, which rounds the low bits away. A NULL value makes the ELSE branch
-        # NULL. Neither server holds a NaN or an infinity.
-        zero = "CAST(0 AS UNSIGNED)"
+        normal = f"(CAST(({guess} + 1023) * 4503599627370496 AS SIGNED) + CAST({fraction} AS SIGNED))"
+        subnormal = f"CAST({size} * POW(2, 1022) * 4503599627370496 AS SIGNED)"
+        # Unsigned integers throughout: a CASE that mixes in another type (a NULL branch) may be computed as a
+        # double, which rounds the low bits away. A NULL value makes the ELSE branch NULL. Neither server holds a
+        # NaN or an infinity.
         magnitude = (
-            f"CASE WHEN {number} = 0 THEN {zero} WHEN {size} < {_SMALLEST_NORMAL} THEN {subnormal} ELSE {normal} END"
+            f"CASE WHEN {number} = 0 THEN 0 WHEN {size} < {_SMALLEST_NORMAL} THEN {subnormal} ELSE {normal} END"
         )
-        sign = f"CASE WHEN {number} < 0 THEN CAST({1 << 63} AS UNSIGNED) ELSE {zero} END"
-        return f"(({magnitude}) | ({sign}))"
+        sign = f"CASE WHEN {number} < 0 THEN CAST({1 << 63} AS UNSIGNED) ELSE CAST(0 AS UNSIGNED) END"
+        return f"(CAST({magnitude} AS UNSIGNED) | {sign})"
 
     def decimal(self, value: str, precision: object, scale: object, wide: bool) -> str:
         number = f"CAST(({value}) AS DECIMAL({precision}, {scale}))"
@@ -165,7 +163,10 @@ class MySQL(Dialect):
         """Days since 1970-01-01 (TO_DAYS is proleptic Gregorian, as Spark's dates are); a date with a zero part,
         for which TO_DAYS is NULL, fails the query."""
         days = f"(TO_DAYS({value}) - {_EPOCH_DAYS})"
-        return f"CAST(CASE WHEN ({value}) IS NOT NULL AND {days} IS NULL THEN {self.failure(ZERO_DATE, value)} ELSE {days} END AS SIGNED)"
+        return (
+            f"CAST(CASE WHEN {days} IS NOT NULL THEN {days} WHEN ({value}) IS NULL THEN NULL "
+            f"ELSE {self.failure(ZERO_DATE, value)} END AS SIGNED)"
+        )
 
     def timestamp(self, value: str, where: str) -> str:
         return self.tagged(TIMESTAMP, self.le64(self.instant_micros(value)))
@@ -177,8 +178,8 @@ class MySQL(Dialect):
         value fails the query."""
         seconds = f"UNIX_TIMESTAMP({value})"
         return (
-            f"CAST(CASE WHEN ({value}) IS NOT NULL AND ({seconds} = 0 OR {seconds} IS NULL) THEN "
-            f"{self.failure(ZERO_TIMESTAMP, value)} ELSE {seconds} * 1000000 END AS SIGNED)"
+            f"CAST(CASE WHEN {seconds} > 0 THEN {seconds} * 1000000 WHEN ({value}) IS NULL THEN NULL "
+            f"ELSE {self.failure(ZERO_TIMESTAMP, value)} END AS SIGNED)"
         )
 
     def timestamp_ntz(self, value: str, where: str) -> str:
@@ -188,7 +189,10 @@ class MySQL(Dialect):
         """Microseconds from 1970-01-01 00:00 to a wall clock, which reads no time zone; a date part of zero,
         for which the difference is NULL, fails the query."""
         micros = f"TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {value})"
-        return f"CAST(CASE WHEN ({value}) IS NOT NULL AND {micros} IS NULL THEN {self.failure(ZERO_DATE, value)} ELSE {micros} END AS SIGNED)"
+        return (
+            f"CAST(CASE WHEN {micros} IS NOT NULL THEN {micros} WHEN ({value}) IS NULL THEN NULL "
+            f"ELSE {self.failure(ZERO_DATE, value)} END AS SIGNED)"
+        )
 
     def check_array(self, dtype: ArrayType, where: str) -> None:
         raise self.unsupported(where, dtype, f"{self.engine} has no array type")
