@@ -100,7 +100,7 @@ def drivers(settings: dict, database: str, rows: int) -> dict[str, float]:
             try:
                 import _mysql_connector  # noqa: F401
             except ImportError as why:
-                found[name] = f"does not load: {str(why).splitlines()[0][-120:]}"
+                found[name] = f"does not load: {str(why).splitlines()[0].split(' (required by')[0]}"
             continue
         cursor = conn.cursor()
         cursor.execute(query)

@@ -96,9 +96,7 @@ def test_the_pure_wheel_is_the_platform_wheel_without_the_engine():
     ]
     assert requirements[0] == requirements[1]
     # PySpark is an extra: the platforms that run Spark give their own (docs/PYTHON.md, "Installing").
-    assert [r for r in requirements[0] if "extra ==" not in r] == [
-        "mmh3<6,>=5", "pyarrow>=15", 'tomli>=1.1; python_version < "3.11"'
-    ]
+    assert [r for r in requirements[0] if "extra ==" not in r] == ["mmh3<6,>=5", "pyarrow>=15"]
     assert 'pyspark>=3.5; extra == "spark"' in requirements[0]
     assert pure_meta.get_payload().strip() == platform_meta.get_payload().strip()
     with zipfile.ZipFile(PURE) as archive:

@@ -69,8 +69,11 @@ def load(path: str) -> Config:
     """Read and check a configuration file; a ValueError names the file, the entry and the problem."""
     if sys.version_info >= (3, 11):
         import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+    else:  # pragma: no cover - Python 3.10, whose standard library reads no TOML
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise ValueError("--config needs Python 3.11 or later, or the tomli package (pip install tomli)") from None
 
     try:
         with open(path, "rb") as f:
