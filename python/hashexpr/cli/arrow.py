@@ -316,8 +316,11 @@ class StructRow(tuple):
     """A struct value as PySpark's ``Row`` is one, for a run that imports no PySpark: a tuple of the values (as
     JSON shows it), printed ``Row(a=1, b='x')``, with ``asDict``."""
 
-    def __new__(cls, fields: list[tuple[str, Any]]) -> StructRow:
-        row = super().__new__(cls, [value for _, value in fields])
+    _names: list[str]
+
+    @classmethod
+    def of(cls, fields: list[tuple[str, Any]]) -> StructRow:
+        row = cls(value for _, value in fields)
         row._names = [name for name, _ in fields]
         return row
 
@@ -341,7 +344,7 @@ def spark_rows(table: pa.Table) -> list[dict[str, Any]]:
 def _python(t: pa.DataType) -> Callable[[Any], Any]:
     if pa.types.is_struct(t):
         fields = [(t.field(i).name, _python(t.field(i).type)) for i in range(t.num_fields)]
-        return lambda v: None if v is None else StructRow([(name, convert(v[name])) for name, convert in fields])
+        return lambda v: None if v is None else StructRow.of([(name, convert(v[name])) for name, convert in fields])
     if pa.types.is_timestamp(t) and t.tz is not None:
         epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
