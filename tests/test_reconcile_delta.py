@@ -44,7 +44,13 @@ rows.write.format("delta").option("delta.columnMapping.mode", "name").option("de
 spark.sql(f"ALTER TABLE delta.`{mapped}` RENAME COLUMN s TO label")
 rows.write.format("delta").option("delta.enableDeletionVectors", "true").save(dv)
 spark.sql(f"DELETE FROM delta.`{dv}` WHERE id % 5 = 0")
-for name, versions in (("plain", 4), ("mapped", 2), ("dv", 2)):
+# NULL partition values (delta-rs gives their files an is_null expression, not a value) of three types.
+spark.sql('''
+  SELECT id, CASE WHEN id % 3 = 0 THEN NULL ELSE DATE'2024-01-01' + CAST(id % 3 AS INT) END AS pd,
+    CASE WHEN id % 4 = 0 THEN NULL ELSE concat('a=b/', CAST(id % 4 AS STRING), ' %41') END AS ps,
+    CAST(id % 2 AS DECIMAL(5, 2)) AS pdec, id * 2 AS v
+  FROM range(12)''').write.format("delta").partitionBy("pd", "ps", "pdec").save(os.path.abspath("nulls"))
+for name, versions in (("plain", 4), ("mapped", 2), ("dv", 2), ("nulls", 1)):
     for v in range(versions):
         spark.read.format("delta").option("versionAsOf", v).load(os.path.abspath(name)) \
             .write.parquet(os.path.abspath(f"{name}-{v}.parquet"))
@@ -78,6 +84,43 @@ def test_every_version_reads_as_spark_reads_it(batch):
     assert rc.compare(rc.delta(f"{where}/plain"), rc.parquet(f"{where}/plain-3.parquet"), key="id").counts[
         "unchanged"
     ] == 39
+
+
+def test_null_partition_values_read_as_spark_reads_them(batch):
+    where = batch.prepared["dir"]
+    result = rc.compare(rc.delta(f"{where}/nulls"), rc.parquet(f"{where}/nulls-0.parquet"), key="id")
+    assert not result.differences and result.counts["unchanged"] == 12, result.counts
+
+
+def test_a_table_delta_rs_would_misread_is_refused(tmp_path):
+    """Column mapping turned on under an older protocol (delta-rs' reader check passes it, and it would read the
+    files' physical names), and a schema that grew after a file was written (Spark reads the new column as NULLs
+    in the older file)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    renamed = tmp_path / "renamed"
+    write_deltalake(renamed, pa.table({"id": pa.array([1, 2], pa.int64()), "a": ["a1", "a2"], "b": ["b1", "b2"]}))
+    log = [json.loads(line) for line in (renamed / "_delta_log" / "00000000000000000000.json").read_text().splitlines()]
+    metadata = next(entry["metaData"] for entry in log if "metaData" in entry)
+    schema = json.loads(metadata["schemaString"])
+    # a and b swapped by two renames: the logical a is the file's b.
+    for position, field in enumerate(schema["fields"], 1):
+        physical = {"a": "b", "b": "a"}.get(field["name"], field["name"])
+        field["metadata"] = {"delta.columnMapping.id": position, "delta.columnMapping.physicalName": physical}
+    metadata |= {"schemaString": json.dumps(schema),
+                 "configuration": {"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "3"}}  # fmt: skip
+    commit = [{"commitInfo": {"timestamp": 1, "operation": "RENAME COLUMN"}},
+              {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}}, {"metaData": metadata}]  # fmt: skip
+    (renamed / "_delta_log" / "00000000000000000001.json").write_text("".join(json.dumps(e) + "\n" for e in commit))
+    lake = pa.table({"id": pa.array([1, 2], pa.int64()), "a": ["b1", "b2"], "b": ["a1", "a2"]})
+    with pytest.raises(ValueError, match=r"delta.columnMapping.mode = name.*compare it through Spark"):
+        rc.compare(rc.delta(renamed), rc.arrow(lake), key="id")
+    grown = tmp_path / "grown"
+    write_deltalake(grown, pa.table({"id": pa.array([1, 2], pa.int64())}))
+    write_deltalake(grown, pa.table({"id": pa.array([3], pa.int64()), "x": ["c"]}), mode="append", schema_mode="merge")
+    with pytest.raises(ValueError, match="has no column 'x' of the table, which was added after the file was written"):
+        rc.compare(rc.delta(grown), rc.arrow(pa.table({"id": [1, 2, 3], "x": [None, None, "c"]})), key="id")
 
 
 def test_two_versions_differ_by_the_commits_between_them(batch):

@@ -173,8 +173,9 @@ def test_arguments_are_checked_before_anything_runs(tmp_path):
     side = rc.arrow(LAKE)
     with pytest.raises(ValueError, match="the same object"):
         rc.compare(side, side, key="id")
-    with pytest.raises(ValueError, match="statement_timeout must be a positive"):
-        rc.compare(rc.arrow(LAKE), rc.arrow(LAKE), key="id", statement_timeout=0)
+    for timeout in (0, -1, float("nan"), float("inf"), 1e300, 2_147_484, "5", True):
+        with pytest.raises(ValueError, match=r"compare: statement_timeout must be a number of seconds above 0 and at most 2,147,483"):
+            rc.compare(rc.arrow(LAKE), rc.arrow(LAKE), key="id", statement_timeout=timeout)
     with pytest.raises(ValueError, match="cannot read the table name"):
         rc.postgres("dbname=x", "t; DROP TABLE t")
     with pytest.raises(ValueError, match="key= names no column"):

@@ -201,9 +201,11 @@ def test_keys_that_a_collation_holds_equal_are_different_keys(mariadb, tables):
 
 def test_values_no_spark_type_holds_are_refused_naming_the_column_and_a_key(mariadb, tables):
     with mariadb.connect() as conn, conn.cursor() as cursor:
-        cursor.execute("SET SESSION sql_mode = ''")
+        cursor.execute("SET SESSION sql_mode = 'ALLOW_INVALID_DATES'")
         for name, column, value in (("zero_date", "d DATE", "'2024-00-10'"), ("two", "b TINYINT(1)", "2"),
-                                    ("zero_ts", "t TIMESTAMP NULL", "'0000-00-00 00:00:00'")):  # fmt: skip
+                                    ("zero_ts", "t TIMESTAMP NULL", "'0000-00-00 00:00:00'"),
+                                    ("bad_day", "d DATE", "'2024-02-30'"),
+                                    ("year_zero", "d DATETIME", "'0000-03-01 00:00:00'")):  # fmt: skip
             cursor.execute(f"DROP TABLE IF EXISTS {name}")
             cursor.execute(f"CREATE TABLE {name} (id INT PRIMARY KEY, {column})")
             cursor.execute(f"INSERT INTO {name} VALUES (1, NULL), (7, {value})")
@@ -213,8 +215,12 @@ def test_values_no_spark_type_holds_are_refused_naming_the_column_and_a_key(mari
         "zero_date": pa.table({"id": pa.array([1, 7], pa.int32()), "d": pa.array([None, 0], pa.date32())}),
         "two": pa.table({"id": pa.array([1, 7], pa.int32()), "b": pa.array([None, True])}),
         "zero_ts": pa.table({"id": pa.array([1, 7], pa.int32()), "t": pa.array([None, 0], pa.timestamp("us", "UTC"))}),
+        "bad_day": pa.table({"id": pa.array([1, 7], pa.int32()), "d": pa.array([None, 0], pa.date32())}),
+        "year_zero": pa.table({"id": pa.array([1, 7], pa.int32()), "d": pa.array([None, 0], pa.timestamp("us"))}),
     }
-    for table, found in (("zero_date", "column 'd', key id=7: a zero date"),
+    no_day = r"a zero or invalid date \(a year, month or day of 0, or a day past its month's end\)"
+    for table, found in (("zero_date", f"column 'd', key id=7: {no_day}"), ("bad_day", f"column 'd', key id=7: {no_day}"),
+                         ("year_zero", f"column 'd', key id=7: {no_day}"),
                          ("two", r"column 'b', key id=7: a boolean \(TINYINT\(1\) or BIT\(1\)\) neither 0 nor 1"),
                          ("zero_ts", "column 't', key id=7: a zero TIMESTAMP")):  # fmt: skip
         # Against Arrow data (the record hashes) and MariaDB itself (the common texts): the same refusal.
@@ -232,11 +238,12 @@ def test_read_only_snapshot_timeout_and_a_given_connection_left_as_it_was(mariad
                             database="hx", autocommit=True)  # fmt: skip
     with given.cursor() as cursor:
         cursor.execute("SET SESSION time_zone = '-03:00'")
+        cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
     result = rc.compare(rc.mysql(given, "every_type"), rc.arrow(tables["arrow"]))
     assert result.counts["unchanged"] == len(ROWS)
     with given.cursor() as cursor:
-        cursor.execute("SELECT @@SESSION.time_zone, @@SESSION.max_statement_time, @@in_transaction")
-        assert cursor.fetchone() == ("-03:00", 0.0, 0)
+        cursor.execute("SELECT @@SESSION.time_zone, @@SESSION.max_statement_time, @@in_transaction, @@SESSION.tx_isolation")
+        assert cursor.fetchone() == ("-03:00", 0.0, 0, "READ-COMMITTED")
     given.close()
     # A pass over its statement timeout is cancelled by the server: a cross join of the table with itself.
     with mariadb.connect() as conn, conn.cursor() as cursor:
@@ -247,13 +254,19 @@ def test_read_only_snapshot_timeout_and_a_given_connection_left_as_it_was(mariad
                    statement_timeout=0.5)  # fmt: skip
 
 
-def test_urls_and_table_names(mariadb):
+def test_urls_and_table_names(mariadb, tmp_path):
     from hashexpr.reconcile.mysql_connection import settings
 
     found = settings(mariadb.url())
     assert found["password"] == __import__("mariadb_server").PASSWORD and found["database"] == "hx"
     with pytest.raises(ValueError, match="unknown URL option 'sslmode'"):
         settings("mysql://u@h/db?sslmode=require")
+    for option in ("ssl-ca", "ssl-cert", "ssl-key"):
+        with pytest.raises(ValueError, match=f"mysql: the URL's {option} names no file: {tmp_path}/none.pem"):
+            settings(f"mysql://u@h/db?ssl-mode=VERIFY_CA&{option}={tmp_path}/none.pem")
+    # DISABLED is no TLS at all, where PyMySQL would otherwise try it; PREFERRED is PyMySQL's own default.
+    assert settings("mysql://u@h/db?ssl-mode=DISABLED")["ssl_disabled"] is True
+    assert "ssl" not in settings("mysql://u@h/db?ssl-mode=PREFERRED")
     with pytest.raises(ValueError, match="does not exist"):
         rc.compare(rc.mysql(mariadb.url(), "nope"), rc.mysql(mariadb.url(), "hx.every_type"), key="id")
     with pytest.raises(ConnectionError, match="cannot connect to MySQL at hx@127.0.0.1:1/hx"):
@@ -277,3 +290,35 @@ def test_names_with_backquotes_dots_spaces_and_percent_signs(mariadb):
             rc.mysql(mariadb.url(), bad)
     with pytest.raises(ValueError, match="cannot read the table name"):
         rc.postgres("postgresql://u@h/d", "t.")
+
+
+def test_zerofill_integers_print_as_their_values(mariadb):
+    """A ZEROFILL column's text is zero-padded; its common text is the number's, so equal tables pass in one
+    aggregate query a side, with no segment fetched."""
+    with mariadb.connect() as conn, conn.cursor() as cursor:
+        for name, column in (("padded", "INT(6) ZEROFILL"), ("plain", "INT UNSIGNED")):
+            cursor.execute(f"CREATE OR REPLACE TABLE {name} (id INT PRIMARY KEY, n {column})")
+            cursor.execute(f"INSERT INTO {name} VALUES (1, 42), (2, NULL), (3, 123456)")
+    result = rc.compare(rc.mysql(mariadb.url(), "padded"), rc.mysql(mariadb.url(), "plain"))
+    assert result.counts["unchanged"] == 3
+    assert [result.stats[side]["queries"] for side in ("source", "target")] == [1, 1], result.stats
+
+
+def test_a_value_beyond_max_allowed_packet_fails_instead_of_hashing_as_null(mariadb, tables):
+    """CONCAT, HEX and CAST give NULL for a result longer than max_allowed_packet: the passes fail naming the
+    setting, by the common texts (against MariaDB) and by the record hashes (against Arrow)."""
+    long_text = "x" * 100_000
+    with mariadb.connect() as conn, conn.cursor() as cursor:
+        cursor.execute("CREATE OR REPLACE TABLE long_value (id INT PRIMARY KEY, t LONGTEXT)")
+        cursor.execute("INSERT INTO long_value VALUES (1, %s), (2, NULL)", [long_text])
+        cursor.execute("SELECT @@GLOBAL.max_allowed_packet")
+        (saved,) = cursor.fetchone()
+        cursor.execute("SET GLOBAL max_allowed_packet = 65536")
+    try:
+        lake = pa.table({"id": pa.array([1, 2], pa.int32()), "t": [long_text, None]})
+        for other in (rc.arrow(lake), rc.mysql(mariadb.url(), "long_value")):
+            with pytest.raises(ValueError, match="MariaDB table long_value .*longer than the server's max_allowed_packet"):
+                rc.compare(rc.mysql(mariadb.url(), "long_value"), other, key="id")
+    finally:
+        with mariadb.connect() as conn, conn.cursor() as cursor:
+            cursor.execute("SET GLOBAL max_allowed_packet = %s", [saved])

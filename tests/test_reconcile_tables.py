@@ -150,15 +150,72 @@ def test_config_errors_name_the_file_and_the_entry(world, tmp_path):
     assert both.returncode == 2 and "in place of SOURCE and TARGET" in both.stderr
 
 
-def test_an_interrupt_cancels_the_running_queries(world, mariadb):
-    """Ctrl-C during a pass: the command ends with status 130 at once, and the server runs none of its queries."""
+def test_config_checks_before_anything_runs(world, tmp_path):
+    """Two pairs whose --out files would be one (after a name's cleaning, or by case alone), an --out that would
+    replace the configuration itself, a timeout no system takes: refused before any system is asked."""
+    pair = f'source = "{world["root"] / "products.parquet"}"\ntarget = "{world["root"] / "lake" / "products"}"\n'
+    config = tmp_path / "twins.toml"
+    config.write_text(f'[[tables]]\nname = "a/b"\n{pair}[[tables]]\nname = "A_B"\n{pair}')
+    twins = run_without_spark("reconcile", "--config", config, "--out", tmp_path / "out")
+    assert twins.returncode == 2 and "'a/b' and 'A_B' would both write a_b.parquet and A_B.parquet" in twins.stderr, twins.stderr
+    (tmp_path / "dir").mkdir()
+    inside = tmp_path / "dir" / "c.toml"
+    inside.write_text(f"[[tables]]\n{pair}")
+    over = run_without_spark("reconcile", "--config", inside, "--out", tmp_path / "dir", "--mode", "overwrite")
+    assert over.returncode == 2 and inside.exists(), over.stderr
+    for seconds in ("inf", "nan", "1e300", "0"):
+        done = run_without_spark("reconcile", "--config", _config(world, failing=False), "--statement-timeout", seconds)
+        assert done.returncode == 2 and "--statement-timeout must be a number of seconds above 0 and at most 2,147,483" in done.stderr
+
+
+def test_a_variable_in_a_table_name_of_a_default_is_expanded(world, tmp_path):
+    config = tmp_path / "variable.toml"
+    config.write_text(f'[defaults]\nsource = "{world["pg"]}"\ntarget = "{world["root"]}"\n'
+                      '[[tables]]\nname = "orders"\nsource_table = "${HX_TEST_TABLE}"\n'
+                      'target_table = "products.parquet"\nkey = "id"\n')  # fmt: skip
+    done = run_without_spark("reconcile", "--config", config, "--json", "--quiet", env={"HX_TEST_TABLE": "orders"})
+    assert done.returncode == 0, done.stderr
+    (found,) = json.loads(done.stdout)["tables"]
+    assert found["counts"]["unchanged"] == len(ROWS) and found["source"].endswith("table orders")
+
+
+def test_a_pair_that_fails_unforeseen_leaves_the_others_to_run(world):
+    from hashexpr.cli.reconcile import tables
+    from hashexpr.cli.reconcile.config import Config, Entry
+    from hashexpr.cli.reconcile.sides import parse_side
+
+    def entry(name):
+        source, target = (parse_side(str(world["root"] / p), "SIDE") for p in ("products.parquet", "lake/products"))
+        return Entry(name, source, target, None, None, None, False)
+
+    def compare(entry, say, track):
+        if entry.name == "broken":
+            raise KeyError("no such thing")
+        return {"differences": False}
+
+    args = __import__("argparse").Namespace(exit_code=True)
+    found = tables.run_all(Config([entry("broken"), entry("fine")], 2), args, None, compare, None)
+    assert [(d.entry.name, d.status, d.error) for d in found] == [("broken", 3, "KeyError: 'no such thing'"), ("fine", 0, None)]
+
+
+@pytest.mark.parametrize("how", ["one pair", "--config"])
+def test_an_interrupt_cancels_the_running_queries(world, mariadb, how):
+    """Ctrl-C during a pass: the command ends with status 130 at once, and the server runs none of its queries,
+    whether it compares one pair or many (whose passes run in threads of their own)."""
     with mariadb.connect() as conn, conn.cursor() as cursor:
         cursor.execute("CREATE OR REPLACE VIEW endless AS SELECT CAST(a.id * 10000000 + b.seq AS SIGNED) AS id "
                        "FROM orders AS a CROSS JOIN seq_1_to_5000000 AS b")  # fmt: skip
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    source, target = world["mysql"] + "?table=endless", str(world["root"] / "products.parquet")
+    if how == "one pair":
+        command = [source, target, "--key", "id"]
+    else:
+        config = world["root"] / "endless.toml"
+        config.write_text(f'[[tables]]\nsource = "{source}"\ntarget = "{target}"\nkey = "id"\n'
+                          f'[[tables]]\nname = "again"\nsource = "{source}"\ntarget = "{target}"\nkey = "id"\n')  # fmt: skip
+        command = ["--config", str(config)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "hashexpr", "reconcile", world["mysql"] + "?table=endless",
-         str(world["root"] / "products.parquet"), "--key", "id"],
+        [sys.executable, "-m", "hashexpr", "reconcile", *command],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,24 +170,28 @@ def from_parquet_file(reader: pq.ParquetFile) -> Input:
     return Input(schema, file.plans, batches, file.rows)
 
 
-def from_dataset(dataset: ds.Dataset, function: str, table_partitions: bool = False) -> Input:
+def from_dataset(
+    dataset: ds.Dataset, function: str, table_partitions: Sequence[str] | None = None
+) -> Input:
     """A pyarrow dataset: of Parquet files, planned file by file (INT96 read in microseconds, partition
     columns checked against Spark's, the columns in the order of the file Spark takes its schema from); of
-    anything else, as Arrow data. With ``table_partitions``, the dataset's partition values are a table's own,
-    typed by its schema (a Delta table's, which Spark reads so), not inferred from directory names."""
+    anything else, as Arrow data. ``table_partitions`` names a table's own partition columns (a Delta table's,
+    whose values its log holds, typed by its schema, as Spark reads them), not inferred from directory names;
+    their fragments' expressions may say more (a NULL value, statistics), which says nothing of the files'
+    columns."""
     if not isinstance(dataset, ds.FileSystemDataset) or not isinstance(dataset.format, ds.ParquetFileFormat):
         return Input.of(dataset.schema, dataset.to_batches, None, "the dataset")
     fragments = _fragments(dataset)
     if not fragments:
         return Input.of(dataset.schema, [], 0, "the dataset")
-    files = [_fragment_plan(f, dataset.schema) for f in fragments]
+    files = [_fragment_plan(f, dataset.schema, table_partitions) for f in fragments]
     data_names = [n for n in dataset.schema.names if n in files[0].schema.names]
-    if not table_partitions:
+    if table_partitions is None:
         _check_partitions(dataset, fragments, data_names, function)
     int96 = {name for f in files for name in f.int96}
     if int96 and dataset.format.read_options.coerce_int96_timestamp_unit != "us":
         dataset = _in_microseconds(dataset, fragments, int96)
-        files = [_fragment_plan(f, dataset.schema) for f in _fragments(dataset)]
+        files = [_fragment_plan(f, dataset.schema, table_partitions) for f in _fragments(dataset)]
     merged = dict(zip(data_names, merge(files, "the dataset")))
     # Spark reads every file by name, in the order of the first file's columns (the order of their paths).
     first = min(files, key=lambda f: spark_order(f.path))
@@ -227,13 +231,21 @@ def _fragments(dataset: ds.FileSystemDataset) -> list[Any]:
         dataset._scan_options = options
 
 
-def _fragment_plan(fragment: Any, schema: pa.Schema) -> FilePlan:
+def _fragment_plan(fragment: Any, schema: pa.Schema, table_partitions: Sequence[str] | None = None) -> FilePlan:
     """The plan of a fragment's columns as the dataset presents them (``schema``), from the file's footer."""
     metadata = fragment.metadata
     own = metadata.schema.to_arrow_schema()
-    partitions = ds.get_partition_keys(fragment.partition_expression)
+    if table_partitions is None:
+        partitions: Collection[str] = ds.get_partition_keys(fragment.partition_expression)
+    else:
+        partitions = set(table_partitions)
     missing = [f.name for f in schema if f.name not in own.names and f.name not in partitions]
     extra = [n for n in own.names if n not in schema.names]
+    if missing and table_partitions is not None:
+        raise ValueError(
+            f"the file {fragment.path} has no column {missing[0]!r} of the table, which was added after the file "
+            "was written: Spark reads it as NULLs there, this engine does not; compare the table through Spark"
+        )
     if missing or extra:
         what = (
             f"no column {missing[0]!r} of the dataset"

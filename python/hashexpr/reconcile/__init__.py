@@ -215,9 +215,5 @@ def compare(
             )
     if source is target:
         raise ValueError("compare: source and target are the same object; make a source for each side")
-    if statement_timeout is not None and not statement_timeout > 0:
-        raise ValueError(
-            f"compare: statement_timeout must be a positive number of seconds, got {statement_timeout!r}"
-        )
     request = Request(key, columns, exclude, values, statement_timeout)
     return run(source, target, request, progress)

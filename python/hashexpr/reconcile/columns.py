@@ -68,10 +68,11 @@ class Words:
     prefix: str = "compare: "
     #: A key given, for messages that show how.
     key_example: str = "key='id'"
+    timeout: str = "statement_timeout"
 
 
 #: The command line's words.
-CLI_WORDS = Words("--key", "--columns", "--exclude", "", "--key id")
+CLI_WORDS = Words("--key", "--columns", "--exclude", "", "--key id", "--statement-timeout")
 
 
 def hash_kind(dtype: DataType) -> Any:

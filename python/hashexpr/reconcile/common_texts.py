@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hashexpr.sql.mysql import MySQL
+from hashexpr.sql.mysql import TOO_LONG, MySQL
 from hashexpr.sql.postgres import Postgres, UnconstrainedNumeric
 from hashexpr.types import (
     BinaryType,
@@ -166,7 +166,8 @@ def mysql_field(value: str, dtype: DataType, kind: str) -> str:
     if isinstance(dtype, NullType):
         return f"'{NULL_TEXT}'"
     if kind == "integral":
-        text = f"CAST(({value}) AS CHAR)"
+        # + 0: a ZEROFILL column's CAST keeps its padding.
+        text = f"CAST(({value}) + 0 AS CHAR)"
     elif kind == "boolean":
         # Through the record hash's encoding, whose failure a boolean neither 0 nor 1 reaches.
         text = f"CASE WHEN ({value}) = 1 THEN '1' WHEN ({value}) = 0 THEN '0' WHEN ({value}) IS NOT NULL THEN {_MYSQL.fail_text('hashexpr: a boolean neither 0 nor 1', value)} END"
@@ -188,12 +189,17 @@ def mysql_field(value: str, dtype: DataType, kind: str) -> str:
         text = f"CAST({_MYSQL.clock_micros(value)} AS CHAR)"
     else:
         raise ValueError(f"no common text of kind {kind!r}")
-    return f"COALESCE({text}, '{NULL_TEXT}')"
+    # A text is NULL for a value only where it is longer than max_allowed_packet (CONCAT, HEX): that fails the
+    # query, as a NULL would print as the NULL's text.
+    return f"CASE WHEN ({value}) IS NULL THEN '{NULL_TEXT}' ELSE COALESCE({text}, {_MYSQL.fail_text(TOO_LONG, value)}) END"
 
 
 def mysql_text(fields: Sequence[str]) -> str:
-    """The row text of the fields (:func:`mysql_field`)."""
-    return "CONCAT(" + ", ',', ".join(fields) + ")" if fields else "''"
+    """The row text of the fields (:func:`mysql_field`); a text beyond max_allowed_packet fails the query."""
+    if not fields:
+        return "''"
+    joined = ", ',', ".join(fields)
+    return f"COALESCE(CONCAT({joined}), {_MYSQL.fail_text(TOO_LONG, fields[0])})"
 
 
 def mysql_digest(text: str) -> str:

@@ -43,6 +43,7 @@ from hashexpr.reconcile.sources import (
 )
 from hashexpr.sql import write_record_hash, write_record_key
 from hashexpr.sql.columns import expression
+from hashexpr.sql.mysql import TOO_LONG
 
 #: Error numbers: a statement over its time (MariaDB, MySQL), a query killed, and a value that failed a hash.
 _TIMEOUTS = (1969, 3024)
@@ -160,7 +161,8 @@ class MySQLSource(Source):
             self._saved = list(zip(settings, current))
         for name, value in settings.items():
             self._run(f"SET SESSION {name} = %s", [value])
-        self._run("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        # The next transaction's alone: a given connection's own level stays as it was.
+        self._run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         self._run("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
         if self._database is None:
             self._database = self._run("SELECT DATABASE()")[0][0]
@@ -229,6 +231,11 @@ class MySQLSource(Source):
             if code in _TIMEOUTS:
                 raise TimeoutError(f"{self.system}: {self.label}: {text}") from None
             refused = re.search(r"'hashexpr: ([^']*)'", text) if code == _FAILED else None
+            if refused is not None and f"hashexpr: {refused.group(1)}" == TOO_LONG:
+                raise ValueError(
+                    f"{self.system}: {self.label}: a value or row is longer than the server's max_allowed_packet; "
+                    "raise it (SET GLOBAL max_allowed_packet), or leave the longest columns out"
+                ) from None
             if refused is not None:
                 found = self._diagnose(plan) if plan is not None else None
                 raise ValueError(
@@ -313,9 +320,7 @@ class MySQLSource(Source):
         return write_record_key(DIALECT, self._specs(list(plan.key)), KeyOptions())
 
     def _row_hash(self, plan: SidePlan) -> str:
-        # CONCAT is NULL past max_allowed_packet: such a row fails rather than hash as nothing.
-        digest = write_record_hash(DIALECT, self._specs(list(plan.hashed)))
-        return f"COALESCE({digest}, {DIALECT.fail('hashexpr: a row beyond max_allowed_packet', '1')})"
+        return write_record_hash(DIALECT, self._specs(list(plan.hashed)))
 
     def _segment(self, plan: SidePlan, bits: int) -> str:
         """The segment at ``bits`` of a row whose key has no NULL column."""

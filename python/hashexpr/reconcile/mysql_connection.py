@@ -61,7 +61,13 @@ def settings(url: str, function: str = "mysql") -> dict[str, Any]:
     if mode and mode not in _SSL_MODES:
         raise ValueError(f"{function}: ssl-mode must be one of {', '.join(_SSL_MODES)}, not {options['ssl-mode']!r}")
     files = {k: options[k] for k in ("ssl-ca", "ssl-cert", "ssl-key") if k in options}
-    if mode in ("REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY") or (files and mode != "DISABLED"):
+    for option, path in files.items():
+        if not os.path.isfile(path):
+            raise ValueError(f"{function}: the URL's {option} names no file: {path}")
+    if mode == "DISABLED":
+        # Without it PyMySQL tries TLS wherever the server offers it (PREFERRED, as with no ssl-mode).
+        found["ssl_disabled"] = True
+    elif mode in ("REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY") or files:
         ssl: dict[str, Any] = {f"{k[4:]}": v for k, v in files.items()}
         if mode in ("VERIFY_CA", "VERIFY_IDENTITY"):
             ssl["verify_mode"] = 2  # ssl.CERT_REQUIRED

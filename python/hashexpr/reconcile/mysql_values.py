@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from hashexpr.arrow.arrow_types import arrow_type
-from hashexpr.sql.mysql import MySQL
+from hashexpr.sql.mysql import MySQL, calendar_day
 from hashexpr.types import (
     BooleanType,
     DataType,
@@ -61,17 +61,14 @@ def arrow_values(values: list[Any], dtype: DataType) -> pa.Array:
     return pa.array(values, target)
 
 
+#: What a DATE or DATETIME that is no calendar day is, in a refusal.
+NO_DAY_TEXT = "a zero or invalid date (a year, month or day of 0, or a day past its month's end)"
+
+
 def problems(column: str, dtype: DataType) -> list[tuple[str, str]]:
     """Predicates that find a value of ``column`` that no Spark type holds, each with what it is."""
-    if isinstance(dtype, DateType):
-        return [(f"{column} IS NOT NULL AND TO_DAYS({column}) IS NULL", "a zero date (a year, month or day of 0)")]
-    if isinstance(dtype, TimestampNTZType):
-        return [
-            (
-                f"{column} IS NOT NULL AND TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {column}) IS NULL",
-                "a zero date (a year, month or day of 0)",
-            )
-        ]
+    if isinstance(dtype, (DateType, TimestampNTZType)):
+        return [(f"{column} IS NOT NULL AND NOT {calendar_day(column)}", NO_DAY_TEXT)]
     if isinstance(dtype, TimestampType):
         return [
             (

@@ -131,11 +131,18 @@ def too_wide(column: str) -> str:
 
 def key_text(plan: SidePlan, values: tuple[Any, ...]) -> str:
     """``key id=2``, or ``key (a=1, b='x')``, from the key columns' texts."""
-    parts = [
-        f"{name}=" + ("NULL" if v is None else repr(v) if _texts_quoted(t) else str(v))
-        for (name, t), v in zip(plan.key, values)
-    ]
+    parts = [f"{name}=" + _key_value(v, t) for (name, t), v in zip(plan.key, values)]
     return "key " + (parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")")
+
+
+def _key_value(value: Any, dtype: DataType) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, datetime.datetime):
+        return repr(value.isoformat(sep=" "))
+    if isinstance(value, (datetime.date, datetime.time)):
+        return repr(value.isoformat())
+    return repr(value) if _texts_quoted(dtype) else str(value)
 
 
 def _texts_quoted(dtype: DataType) -> bool:

@@ -43,6 +43,9 @@ MAX_FIRST_BITS = 18
 #: Seconds between the cancels of a side whose other side failed.
 CANCEL_EVERY = 0.2
 
+#: The longest statement timeout, in seconds: PostgreSQL's (2^31 - 1 ms), the shortest of the systems' limits.
+MAX_TIMEOUT = 2_147_483
+
 T = TypeVar("T")
 
 
@@ -103,6 +106,16 @@ class Request:
     words: Words = field(default_factory=Words)
 
 
+def check_timeout(seconds: Any, words: Words) -> None:
+    """Refuse a statement timeout no system takes (not a number, 0 or less, infinite, beyond MAX_TIMEOUT)."""
+    number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+    if seconds is not None and not (number and 0 < seconds <= MAX_TIMEOUT):
+        raise ValueError(
+            f"{words.prefix}{words.timeout} must be a number of seconds above 0 and at most {MAX_TIMEOUT:,}, "
+            f"got {seconds!r}"
+        )
+
+
 def run(
     source: Source,
     target: Source,
@@ -112,6 +125,7 @@ def run(
 ) -> Result:
     """Compare ``source`` and ``target``; ``progress`` is told each step, and with ``ticks`` (seconds) also what a
     running pass has done so far, at that interval."""
+    check_timeout(request.statement_timeout, request.words)
     say = progress or (lambda message: None)
     sides = (source, target)
     started = time.perf_counter()

@@ -19,6 +19,7 @@ from hashexpr.sql.dialect import (
     DECIMAL,
     FLOATING,
     INTEGRAL,
+    NULL,
     STRING,
     TIMESTAMP,
     TIMESTAMP_NTZ,
@@ -26,17 +27,17 @@ from hashexpr.sql.dialect import (
     Encoder,
 )
 from hashexpr.sql.numbers import minimal_bytes
-from hashexpr.types import ArrayType, DataType, MapType, StructType
+from hashexpr.types import ArrayType, DataType, MapType, NullType, StructType
 
-#: A date whose year, month or day is zero ('0000-00-00', '2024-00-10'), which MySQL keeps where its SQL mode
-#: allows it: no calendar day, so no Spark date.
-ZERO_DATE = "hashexpr: a zero date"
+#: A date whose year, month or day is zero ('0000-00-00', '2024-00-10'), or a day past its month's end
+#: ('2024-02-30'), which MySQL keeps where its SQL mode allows it: no calendar day, so no Spark date.
+NO_DAY = "hashexpr: a zero or invalid date"
 #: A TIMESTAMP that is zero, or a DATETIME outside the TIMESTAMP range, given as an instant.
 ZERO_TIMESTAMP = "hashexpr: a zero or out-of-range timestamp"
 #: A TINYINT(1) that is neither 0 nor 1, given as a boolean.
 NOT_BOOLEAN = "hashexpr: a boolean neither 0 nor 1"
-#: A row's byte stream longer than max_allowed_packet, which CONCAT makes NULL.
-TOO_LONG = "hashexpr: a row beyond max_allowed_packet"
+#: A value's or a row's bytes longer than max_allowed_packet, which CONCAT, HEX and CAST make NULL.
+TOO_LONG = "hashexpr: a value or row longer than max_allowed_packet"
 
 #: Days from 0000-01-00 (``TO_DAYS``' origin) to 1970-01-01.
 _EPOCH_DAYS = 719528
@@ -55,7 +56,8 @@ class MySQL(Dialect):
         return "CONCAT(" + ", ".join(parts) + ")"
 
     def sha256(self, stream: str) -> str:
-        return f"UNHEX(SHA2({stream}, 256))"
+        # CONCAT is NULL past max_allowed_packet: such a stream fails rather than hash as nothing.
+        return f"UNHEX(SHA2(COALESCE({stream}, {self.fail(TOO_LONG, stream)}), 256))"
 
     def le64(self, value: str) -> str:
         # HEX of a negative BIGINT is its 64-bit two's complement; of an unsigned one, its bits.
@@ -85,6 +87,16 @@ class MySQL(Dialect):
 
     def fail_text(self, message: str, witness: str) -> str:
         return f"CAST({self.fail(message, witness)} AS CHAR)"
+
+    def value(self, value: str, dtype: DataType, where: str) -> str:
+        if isinstance(dtype, NullType):
+            return super().value(value, dtype, where)
+        # An encoding is NULL for a value only past max_allowed_packet: that fails rather than hash as a NULL.
+        encoding = self.encoder(dtype, where, 1).encode(value)
+        return (
+            f"CASE WHEN ({value}) IS NULL THEN {self.literal(bytes([NULL]))} "
+            f"ELSE COALESCE({encoding}, {self.fail(TOO_LONG, value)}) END"
+        )
 
     def text(self, value: str) -> str:
         return f"CONVERT(({value}) USING utf8mb4)"
@@ -160,12 +172,12 @@ class MySQL(Dialect):
         return self.tagged(DATE, self.le32(self.days(value)))
 
     def days(self, value: str) -> str:
-        """Days since 1970-01-01 (TO_DAYS is proleptic Gregorian, as Spark's dates are); a date with a zero part,
-        for which TO_DAYS is NULL, fails the query."""
+        """Days since 1970-01-01 (TO_DAYS is proleptic Gregorian, as Spark's dates are); a date that is no
+        calendar day (:func:`calendar_day`) fails the query."""
         days = f"(TO_DAYS({value}) - {_EPOCH_DAYS})"
         return (
-            f"CAST(CASE WHEN {days} IS NOT NULL THEN {days} WHEN ({value}) IS NULL THEN NULL "
-            f"ELSE {self.failure(ZERO_DATE, value)} END AS SIGNED)"
+            f"CAST(CASE WHEN {calendar_day(value)} THEN {days} WHEN ({value}) IS NULL THEN NULL "
+            f"ELSE {self.failure(NO_DAY, value)} END AS SIGNED)"
         )
 
     def timestamp(self, value: str, where: str) -> str:
@@ -186,12 +198,12 @@ class MySQL(Dialect):
         return self.tagged(TIMESTAMP_NTZ, self.le64(self.clock_micros(value)))
 
     def clock_micros(self, value: str) -> str:
-        """Microseconds from 1970-01-01 00:00 to a wall clock, which reads no time zone; a date part of zero,
-        for which the difference is NULL, fails the query."""
+        """Microseconds from 1970-01-01 00:00 to a wall clock, which reads no time zone; a date part that is no
+        calendar day (:func:`calendar_day`) fails the query."""
         micros = f"TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {value})"
         return (
-            f"CAST(CASE WHEN {micros} IS NOT NULL THEN {micros} WHEN ({value}) IS NULL THEN NULL "
-            f"ELSE {self.failure(ZERO_DATE, value)} END AS SIGNED)"
+            f"CAST(CASE WHEN {calendar_day(value)} THEN {micros} WHEN ({value}) IS NULL THEN NULL "
+            f"ELSE {self.failure(NO_DAY, value)} END AS SIGNED)"
         )
 
     def check_array(self, dtype: ArrayType, where: str) -> None:
@@ -226,6 +238,16 @@ class MySQL(Dialect):
         # In the ascii character set UPPER and LOWER map the ASCII letters alone, whatever the collation of
         # the text (a Turkish one maps i to İ).
         return f"CONVERT({case.upper()}(CONVERT({text} USING ascii)) USING utf8mb4)"
+
+
+def calendar_day(value: str) -> str:
+    """Whether a DATE or DATETIME is a calendar day of a year from 1: no part zero (TO_DAYS is NULL), no day past
+    its month's end (which ALLOW_INVALID_DATES keeps), no year 0 (which TO_DAYS counts as no proleptic
+    calendar does). False for NULL."""
+    return (
+        f"COALESCE(TO_DAYS({value}) IS NOT NULL AND YEAR({value}) > 0 "
+        f"AND DAYOFMONTH({value}) <= DAYOFMONTH(LAST_DAY({value})), FALSE)"
+    )
 
 
 def _substring(data: str, start: str, length: str) -> str:

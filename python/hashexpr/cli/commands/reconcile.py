@@ -140,10 +140,11 @@ def _run_reconcile(args: argparse.Namespace) -> Outcome:
                 raise ValueError(f"--{option} is set per table in the --config file (key = [...])")
     elif args.source is None or args.target is None:
         raise ValueError(f"name SOURCE and TARGET ({FORMS}), or give --config FILE.toml")
-    if args.statement_timeout is not None and not args.statement_timeout > 0:
-        raise ValueError(
-            f"--statement-timeout must be a positive number of seconds, not {args.statement_timeout}"
-        )
+    if args.statement_timeout is not None:
+        from hashexpr.reconcile.columns import CLI_WORDS
+        from hashexpr.reconcile.protocol import check_timeout
+
+        check_timeout(args.statement_timeout, CLI_WORDS)
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 or more, not {args.limit}")
     if args.master is not None:
@@ -158,6 +159,8 @@ def _checked_outputs(args: argparse.Namespace, sides: list[Side], directory: boo
     from hashexpr.cli.reconcile import report as hreport
 
     inputs = [s.local for s in sides if s.local]
+    if args.config is not None:
+        inputs.append(args.config)
     mode = args.mode
     if args.out:
         if directory:
@@ -230,9 +233,19 @@ def _run_config(args: argparse.Namespace) -> Outcome:
     config = hconfig.load(args.config)
     sides = [s for e in config.entries for s in (e.source, e.target)]
     _checked_outputs(args, sides, directory=True)
+    files: dict[str, tuple[str, str]] = {}
     for entry in config.entries:
         if entry.source == entry.target:
             raise ValueError(f"--config {args.config}: {entry.name!r} compares a table with itself")
+        # One file a pair in --out, whatever the file system's case.
+        file = _file_name(entry.name) + ".parquet"
+        other, other_file = files.setdefault(file.casefold(), (entry.name, file))
+        if args.out and other != entry.name:
+            written = file if file == other_file else f"{other_file} and {file}, one file where case is not told apart,"
+            raise ValueError(
+                f"--config {args.config}: {other!r} and {entry.name!r} would both write {written} in --out "
+                f'{args.out}; give one a name of its own (name = "...")'
+            )
     progress = None if args.quiet else _progress
     started = time.perf_counter()
     changed: dict[str, Any] = {}
@@ -240,8 +253,9 @@ def _run_config(args: argparse.Namespace) -> Outcome:
 
     with spark_for(args, tuple(sides)) as spark:
 
-        def compare(entry: Any, say: Any) -> dict[str, Any]:
+        def compare(entry: Any, say: Any, track: Any) -> dict[str, Any]:
             made = [make_source(side, spark) for side in (entry.source, entry.target)]
+            track(made)
             request = _request(args, entry.key, entry.columns, entry.exclude, entry.values or args.values)
             result = _compared(args, made, request, say, None)
             if args.out:

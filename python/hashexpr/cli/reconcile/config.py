@@ -122,7 +122,7 @@ def _entry(raw: dict[str, Any], defaults: dict[str, Any], where: str) -> Entry:
         if own is not None:
             if named is not None:
                 raise ValueError(f"{where}: give {which} with its table in it, or {which}_table/table, not both")
-            text = own
+            text = _expanded(own, where)
         else:
             base = _text(defaults.get(which), which, f"{where} ([defaults])")
             if base is None or named is None:
@@ -130,8 +130,9 @@ def _entry(raw: dict[str, Any], defaults: dict[str, Any], where: str) -> Entry:
                     f"{where}: no {which}: give {which} = \"...\", or table (or {which}_table) with a {which} in "
                     "[defaults]"
                 )
-            text = _placed(base, named)
-        sides.append(parse_side(_expanded(text, where), f"{where} {which}"))
+            # Each expanded once, before the table is quoted into the URL: a value is never read for ${...}.
+            text = _placed(_expanded(base, where), _expanded(named, where))
+        sides.append(parse_side(text, f"{where} {which}"))
     name = _text(raw.get("name"), "name", where) or table or sides[0].table or os.path.basename(
         sides[0].location.rstrip("/")
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,9 +100,15 @@ def _changed(values: Any, row: dict[str, Any]) -> Any:
     return {k: values[k] for k in row["changed_columns"] if k in values}
 
 
+#: What Markdown reads as more than text, escaped by a backslash.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]|#~!]")
+
+
 def _markdown(tables: Sequence[dict[str, Any]], version: str) -> str:
     def cell(text: Any) -> str:
-        return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        # Plain text in any renderer: no HTML, no emphasis, no link, no code span, no table cell's end.
+        text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return _MARKDOWN_SPECIAL.sub(r"\\\g<0>", text).replace("\r", " ").replace("\n", " ")
 
     out = ["# Reconciliation report", "", _heading(tables, version), ""]
     out += ["| table | status | " + " | ".join(label for _, label in _COUNTS) + " |"]
@@ -118,10 +125,10 @@ def _markdown(tables: Sequence[dict[str, Any]], version: str) -> str:
         if "error" in t:
             out += [f"**Failed:** {cell(t['error'])}"]
             continue
-        out += [f"- source: `{cell(t['source'])}`", f"- target: `{cell(t['target'])}`"]
+        out += [f"- source: {cell(t['source'])}", f"- target: {cell(t['target'])}"]
         out += [f"- key: {cell(', '.join(t['key']))}; compared: {len(t['compared'])} columns"]
         for d in t["schema_differences"]:
-            out.append(f"- schema: column `{cell(d['column'])}` ({cell(d['type'])}) is only in the {d['only_in']}")
+            out.append(f"- schema: column {cell(d['column'])} ({cell(d['type'])}) is only in the {d['only_in']}")
         header, rows = _rows(t)
         if rows:
             total = sum(t["counts"][c] for c in ("inserted", "deleted", "updated", "duplicate_key", "null_key"))
