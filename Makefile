@@ -213,8 +213,10 @@ test-jvm-lines: venv
 	$(SBT) -Dhashexpr.test.forks=1 hashexpr/test $(LINE_TESTS)
 
 # make test runs the pinned line's pytest in two parts: most modules on the main stream, and BESIDE_PYTEST (Delta
-# Lake in other lines' virtualenvs, processes of their own) after the smoke suites, on the core they leave free.
-BESIDE_PYTEST := tests/test_delta_fingerprint.py tests/test_delta_upsert.py tests/test_reconcile_delta.py
+# Lake in other lines' virtualenvs, the wheel in fresh ones: processes of their own) after the smoke suites, on
+# the core they leave free.
+BESIDE_PYTEST := tests/test_delta_fingerprint.py tests/test_delta_upsert.py tests/test_reconcile_delta.py \
+  tests/test_wheel.py
 # --durations: the slowest tests, after the seconds per module, say where the next budget cut is.
 test-pytest: venv postgres mariadb
 	$(PY) -m pytest --durations=25 $(addprefix --ignore=,$(BESIDE_PYTEST))

@@ -112,7 +112,11 @@ def lineSettings(line: Option[SparkLines.Line]): Seq[Setting[_]] = Seq(
     "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
     "-Djdk.reflect.useDirectMethodHandle=false",
     "-Dio.netty.tryReflectionSetAccessible=true",
-    s"-Dhashexpr.root=${(LocalRootProject / baseDirectory).value}"),
+    s"-Dhashexpr.root=${(LocalRootProject / baseDirectory).value}") ++
+    // The other lines run the suites in two execution modes (SparkSuite.Modes): codegen without whole-stage is
+    // the generated Java of whole-stage's, which spark-version's suites and each line's Python smoke suite
+    // (tests/test_lines.py, every vector in all three modes) run.
+    line.map(_ => "-Dhashexpr.test.modes=interpreted,codegen").toSeq,
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
   Test / envVars += "SPARK_LOCAL_IP" -> "127.0.0.1",
   Test / parallelExecution := false

@@ -2,9 +2,9 @@
 """``make test``, phase by phase, and where its time went.
 
 Runs the phases of ``make test`` (each a ``make`` target; docs/TESTING.md) in four streams: the main one
-(``.venv``, lint, every line's jar, the wheel, pytest on the pinned Spark); the other Spark lines' virtualenvs
-(downloads, mostly) in the background once ``.venv`` exists; once every jar is built, the JVM suites (ScalaTest on
-every line, then the Arrow engine's Rust tests) beside the Python suites; and after them, each other line's
+(``.venv``, every line's jar, the wheel, pytest on the pinned Spark); in the background once ``.venv`` exists,
+lint, the other Spark lines' virtualenvs (downloads, mostly) and the Arrow engine's Rust tests; once every jar is
+built, ScalaTest on every line beside the Python suites; and after it, each other line's
 smoke suite, then the pinned line's modules that the Makefile's ``BESIDE_PYTEST`` takes out of the main pytest,
 still beside it. The streams other than the main one write logs of their own, printed once pytest ends. Each
 phase's wall time is printed when it ends, and a table of them all at the end, also when a phase fails or the
@@ -122,23 +122,19 @@ def main() -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     started = time.monotonic()
     TARGET.mkdir(parents=True, exist_ok=True)
-    venvs_log, jvm_log = TARGET / "test-line-venvs.log", TARGET / "test-jvm.log"
+    venvs_log, jvm_log = TARGET / "test-background.log", TARGET / "test-jvm.log"
     venv = Phase("venv (.venv: the pinned pyspark, the Arrow engine)", "venv")
     # Three at a time: each waits on downloads and on unpacking pyspark more than on a core.
     line_venvs = Phase("line and dbt virtualenvs", "test-venvs", "background", venvs_log, jobs=3)
-    main_phases = [
-        Phase("lint (ruff, cargo fmt, clippy)", "lint"),
-        Phase("sbt: every line's jar and Maven artifact", "jvm-packages"),
-    ]
-    jvm = Stream(
-        [
-            Phase("sbt: ScalaTest on every line", "test-jvm-lines", "jvm", jvm_log),
-            Phase("cargo test (the Arrow engine)", "test-native", "jvm", jvm_log),
-        ]
-    )
+    # Lint and the engine's Rust tests beside sbt and the wheel, where the virtualenvs' downloads leave a core
+    # idle: off the main stream, and off the jvm stream before the smoke suites.
+    lint = Phase("lint (ruff, cargo fmt, clippy)", "lint", "background", venvs_log)
+    native = Phase("cargo test (the Arrow engine)", "test-native", "background", venvs_log)
+    main_phases = [Phase("sbt: every line's jar and Maven artifact", "jvm-packages")]
+    jvm = Stream([Phase("sbt: ScalaTest on every line", "test-jvm-lines", "jvm", jvm_log)])
     wheel = Phase("the distributions: two wheels, the sdist", "wheel")
     pytest = Phase("pytest, pinned Spark", "test-pytest")
-    background = Stream([line_venvs])
+    background = Stream([lint, line_venvs, native])
     # Each other line's smoke suite, after the jvm stream (so that ScalaTest and the smoke suites do not share
     # the cores with pytest at the same time) and the virtualenvs it runs in; each into a log of its own,
     # printed once pytest ends.
@@ -146,14 +142,14 @@ def main() -> int:
         [*(Phase(f"smoke, Spark {line}", f"test-line-{line}", "smoke", TARGET / f"test-smoke-{line}.log")
            for line in lines()),
          # The pinned line's modules that the main pytest leaves to this stream (the Makefile's BESIDE_PYTEST).
-         Phase("pytest, pinned Spark: the Delta modules", "test-pytest-beside", "smoke",
+         Phase("pytest, pinned Spark: the Delta and wheel modules", "test-pytest-beside", "smoke",
                TARGET / "test-pytest-beside.log")],
         after=(background, jvm),
         keep_going=True,
     )  # fmt: skip
     for log in (venvs_log, jvm_log, *(p.log for p in smoke.phases)):
         log.write_text("", encoding="utf-8")
-    phases = [venv, line_venvs, *main_phases, *jvm.phases, wheel, pytest, *smoke.phases]
+    phases = [venv, lint, line_venvs, native, *main_phases, *jvm.phases, wheel, pytest, *smoke.phases]
     # SIGTERM (a CI timeout) unwinds like Ctrl-C, so the table still prints.
     signal.signal(signal.SIGTERM, _interrupt)
     ok = False
@@ -165,11 +161,12 @@ def main() -> int:
                 smoke.start()
                 ok = wheel.run()
                 if ok:
-                    # pytest runs the other virtualenvs too (the wheel in each line's, Delta in 4.2's, dbt's).
+                    # pytest runs the other virtualenvs too (the wheel in each line's, Delta in 4.2's, dbt's);
+                    # lint and the Rust tests must have passed.
                     background.join()
                     ok = background.ok
-                    if not ok:
-                        print(venvs_log.read_text(encoding="utf-8")[-8000:])
+                    print(f"\n== the background stream's output ({venvs_log.relative_to(ROOT)})")
+                    print(venvs_log.read_text(encoding="utf-8")[-(8000 if ok else 60_000):], flush=True)
                 ok = ok and pytest.run()
                 jvm.join()
                 print(f"\n== the jvm stream's output ({jvm_log.relative_to(ROOT)})")

@@ -25,6 +25,9 @@ EXECUTION_MODES = {
 }
 
 
+#: The HMAC secret a Spark Connect server holds (conftest.py's ``connect_with_jar``): clients name it, never hold it.
+CONNECT_SECRET = ("connect", "server-side-key-3c81")
+
 #: HMAC secrets by name, given to the test session with its configuration (as ``spark.hashexpr.secret.<name>``):
 #: hashexpr refuses secrets set on a running session, which Spark would write unredacted into the event log.
 TEST_SECRETS = {

@@ -340,11 +340,14 @@ def _pyspark_fingerprint(csv: Path, time_zone: str) -> str:
 
 
 @pytest.mark.slow
-def test_csv_timestamps_read_as_pyspark_reads_them(work):
+def test_csv_timestamps_read_as_pyspark_reads_them(spark, work, monkeypatch):
     # The same CSV gives the same fingerprint through the command line and through PySpark, in a machine's
-    # zone, and the zone matters (the test could fail): New York's local times are other instants than UTC's.
+    # zone, and the zone matters (the test could fail): New York's local times are other instants than UTC's,
+    # which the test session's zone is.
     new_york = cli("fingerprint", "timestamps.csv", "--json", cwd=work, extra_env={"TZ": "America/New_York"})
-    utc = cli("fingerprint", "timestamps.csv", "--json", cwd=work, extra_env={"TZ": "UTC"})
+    monkeypatch.chdir(work)
+    utc = run(spark, "fingerprint", "timestamps.csv", "--json")
+    assert _json(utc)["time_zone"] == "UTC"
     report = _json(new_york)
     assert report["time_zone"] == "America/New_York"
     assert report["fingerprint"] == _pyspark_fingerprint(work / "timestamps.csv", "America/New_York")

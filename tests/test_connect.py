@@ -40,13 +40,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, IntegerType, StringType
 from servers import ConnectServer, connect_servers
-from spark_conf import TEST_SECRETS
+from spark_conf import CONNECT_SECRET, TEST_SECRETS
 
 import hashexpr as hx
 from hashexpr import reference
 
 #: The HMAC secret of the Connect server with the jar: its name and key.
-SERVER_SECRET = ("connect", "server-side-key-3c81")
+SERVER_SECRET = CONNECT_SECRET
 from hashexpr.spark.metadata import _commit_id, with_metadata
 
 # Processes of its own (Spark Connect servers): make check leaves it out.
@@ -123,11 +123,14 @@ def classic(spark: SparkSession) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ConnectServer]]:
-    """Two Spark Connect servers: ``"jar"`` started with hashexpr's jar, ``"bare"`` without it.
+def servers(
+    connect_with_jar: ConnectServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, ConnectServer]]:
+    """Two Spark Connect servers: ``"jar"``, the run's server with hashexpr's jar (conftest.py), and ``"bare"``,
+    one without it, for this module.
 
-    Both start at once and are not waited for here: the classic session does its part meanwhile, and each
-    Connect session waits for its server.
+    Neither is waited for here: the classic session does its part meanwhile, and each Connect session waits
+    for its server.
     """
     log_dir = tmp_path_factory.mktemp("connect")
     # An HMAC secret is the server's: clients name it, never hold it. The test session's pii key too, for the
@@ -143,8 +146,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Conn
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
     # Python workers on local time with a DST change: row-by-row UDFs (PySpark before 4.1) get timestamps in it.
     env["TZ"] = "America/New_York"
-    with connect_servers(log_dir, [[hx.jar_path()], []], conf=conf, wait=False, env=env) as (with_jar, bare):
-        yield {"jar": with_jar, "bare": bare}
+    with connect_servers(log_dir, [[]], conf=conf, wait=False, env=env) as (bare,):
+        yield {"jar": connect_with_jar, "bare": bare}
 
 
 @contextmanager

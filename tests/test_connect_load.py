@@ -21,7 +21,7 @@ import pytest
 from cluster_job import MIXED_COLUMNS
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from servers import SHORT_LIVED_JVM, ConnectServer, connect_mode, connect_server
+from servers import ConnectServer, connect_mode
 
 import hashexpr as hx
 
@@ -99,18 +99,21 @@ def _owner(client: int, round_: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
-    """One Spark Connect server with hashexpr's jar, for the whole module; this process in Connect mode."""
-    conf = {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "2"}
-    log_dir = tmp_path_factory.mktemp("connect-load")
-    with connect_mode(), connect_server(log_dir, [hx.jar_path()], conf=conf, env=SHORT_LIVED_JVM) as running:
-        yield running
+def server(connect_with_jar: ConnectServer) -> Iterator[ConnectServer]:
+    """The run's Spark Connect server with hashexpr's jar (conftest.py); this process in Connect mode."""
+    with connect_mode():
+        yield connect_with_jar.wait_ready()
+
+
+def _client(server: ConnectServer) -> SparkSession:
+    """A client's own session; a few shuffle partitions over its small data."""
+    return SparkSession.builder.remote(server.url).config("spark.sql.shuffle.partitions", "2").create()
 
 
 @pytest.fixture(scope="module")
 def alone(server: ConnectServer) -> dict[int, dict[str, Any]]:
     """Every owner's results as one client computes them alone, one call after the other."""
-    session = SparkSession.builder.remote(server.url).create()
+    session = _client(server)
     try:
         return {owner: _work(session, owner) for owner in [SHARED, *range(CLIENTS)]}
     finally:
@@ -140,7 +143,7 @@ def test_concurrent_clients_get_what_one_client_gets(
     def client(c: int) -> None:
         began = time.monotonic()
         try:
-            session = SparkSession.builder.remote(server.url).create()
+            session = _client(server)
             try:
                 for r in range(ROUNDS):
                     # All clients begin each round together, so that their calls overlap on the server.

@@ -9,21 +9,21 @@ import gc
 import pytest
 from pyspark.sql import SparkSession
 from reconcile_data import arrow_table, write_parquet
-from servers import SHORT_LIVED_JVM, connect_mode, connect_server
+from servers import connect_mode
 from test_reconcile import NEW, OLD, check_truth, found_rows, planted_rows
 
-import hashexpr as hx
 from hashexpr import reconcile as rc
 
 pytestmark = pytest.mark.slow
 
 
-def test_planted_changes_against_a_connect_dataframe(tmp_path):
+def test_planted_changes_against_a_connect_dataframe(tmp_path, connect_with_jar):
     old_rows, new_rows, truth = planted_rows()
     old_path, new_path = tmp_path / "old.parquet", tmp_path / "new.parquet"
     write_parquet(arrow_table(OLD, old_rows), str(old_path))
     write_parquet(arrow_table(NEW, new_rows), str(new_path))
-    with connect_server(tmp_path / "logs", [hx.jar_path()], env=SHORT_LIVED_JVM) as server, connect_mode():
+    server = connect_with_jar.wait_ready()
+    with connect_mode():
         remote = SparkSession.builder.remote(server.url).create()
         try:
             lake = remote.read.parquet(str(new_path))

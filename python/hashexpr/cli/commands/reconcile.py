@@ -99,7 +99,7 @@ def add_reconcile(commands: argparse._SubParsersAction) -> None:
         "--statement-timeout",
         type=float,
         metavar="SECONDS",
-        help="cancel any one pass of a system that takes longer (default: no limit)",
+        help="cancel any one pass of a system that takes longer (default: no limit; at most 2,147,483)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of text")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

@@ -17,7 +17,7 @@ import org.apache.spark.unsafe.types.CalendarInterval
 class CodegenParitySuite extends SparkSuite {
   import CodegenParitySuite._
 
-  test("random rows of every type: interpreted, codegen and codegen without whole-stage agree") {
+  test("random rows of every type: the execution modes (SparkSuite.Modes) agree") {
     val rnd = new Random(20261121)
     val rows = Seq.fill(3000)(randomRow(rnd, Schema))
     // java.time values in Rows (Spark 3.5 encodes them only with the Java 8 time API on; 4.x either way).

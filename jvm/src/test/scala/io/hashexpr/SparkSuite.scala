@@ -68,7 +68,15 @@ object SparkSuite {
   val Interpreted: Mode = Mode("interpreted", "NO_CODEGEN", wholeStage = false)
   val Codegen: Mode = Mode("codegen, whole-stage", "CODEGEN_ONLY", wholeStage = true)
   val CodegenNoWholeStage: Mode = Mode("codegen, no whole-stage", "CODEGEN_ONLY", wholeStage = false)
-  val Modes: Seq[Mode] = Seq(Interpreted, Codegen, CodegenNoWholeStage)
+  /** The execution modes a suite checks: all three, or those `-Dhashexpr.test.modes` names (build.sbt). */
+  val Modes: Seq[Mode] = {
+    val all = Seq("interpreted" -> Interpreted, "codegen" -> Codegen, "codegen-no-whole-stage" -> CodegenNoWholeStage)
+    sys.props.get("hashexpr.test.modes").fold(all.map(_._2)) { names =>
+      val wanted = names.split(",").map(_.trim).toSet
+      require(wanted.subsetOf(all.map(_._1).toSet), s"hashexpr.test.modes: unknown mode in $names")
+      all.collect { case (name, mode) if wanted(name) => mode }
+    }
+  }
 
   val FoldingRules: String = Seq("ConstantFolding", "ConvertToLocalRelation", "FoldablePropagation")
     .map("org.apache.spark.sql.catalyst.optimizer." + _).mkString(",")
