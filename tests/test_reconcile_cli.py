@@ -216,6 +216,30 @@ def test_a_spark_table(tables, spark):
     assert missing.returncode == 2 and "there is no table 'no_such_table'" in missing.stderr
 
 
+def test_files_named_as_spark_sql_names_them(tables, spark, tmp_path):
+    """spark:parquet.`PATH` reads files through Spark; a path alone, a format without types, a missing path and
+    a name Spark cannot parse are each refused in one line with the form that works."""
+    lake = tables["parquet"]
+    done = run(spark, "reconcile", tables["url"], f"spark:parquet.`{lake}`", "--key", "id", "--json", "--quiet")
+    assert json.loads(done.stdout)["counts"] == {
+        "inserted": 1, "deleted": 1, "updated": 1, "unchanged": 98, "duplicate_key": 0, "null_key": 0,
+        "columns_only_in_source": 0, "columns_only_in_target": 0,
+    }  # fmt: skip
+    refused = {
+        str(lake): f"spark: '{lake}' is a path, not a table name: name it as Spark SQL names files, parquet.`{lake}`",
+        "s3a://bucket/orders": "spark: 's3a://bucket/orders' is a path, not a table name",
+        "./orders": "spark: './orders' is a path, not a table name",
+        f"parquet.`{tmp_path}/none`": f"spark: parquet.`{tmp_path}/none`: [PATH_NOT_FOUND]",
+        f"csv.`{lake}`": "files are compared as parquet, orc or delta (their types are in them)",
+        "order lines": "spark: cannot read the table name 'order lines': quote a part that holds spaces",
+    }
+    for name, message in refused.items():
+        done = run(spark, "reconcile", tables["url"], f"spark:{name}", "--key", "id")
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, (name, done.stderr)
+    done = run_without_spark("reconcile", tables["url"], f"spark:delta.`{tmp_path}`", "--key", "id")
+    assert done.returncode == 2 and "and Delta Lake is not available" in done.stderr, done.stderr
+
+
 def test_a_delta_directory_is_read_without_spark_unless_asked(tables, tmp_path):
     """A Delta directory is read by delta-rs (no Spark); with --engine spark, through Spark with Delta Lake, which
     this environment lacks: the command says so before Spark starts."""

@@ -63,15 +63,17 @@ def batch(tmp_path_factory):
     if not DELTA_PYTHON.exists():
         pytest.fail(f"{DELTA_PYTHON} is missing: `make venv-4.2` (a prerequisite of `make test`) creates it")
     spark_engine = ["--engine", "spark", "--key", "id", "--json", "--quiet"]
+    folder = tmp_path_factory.mktemp("reconcile-delta")
     return cli_batch(
         {
             "mapped": ["reconcile", "mapped", "mapped-1.parquet", *spark_engine],
             "dv": ["reconcile", "dv", "dv-1.parquet", *spark_engine],
+            "by spark sql's name": ["reconcile", f"spark:delta.`{folder}/plain`", "plain-3.parquet", *spark_engine],
         },
         python=DELTA_PYTHON,
         delta=True,
         prepare=_PREPARE,
-        cwd=tmp_path_factory.mktemp("reconcile-delta"),
+        cwd=folder,
     )
 
 
@@ -144,3 +146,10 @@ def test_what_delta_rs_cannot_read_is_refused_and_spark_compares_it(batch):
         assert run.returncode == 0, run.stderr
         report = json.loads(run.stdout)
         assert not report["differences"] and report["counts"]["unchanged"] in (32, 40), report["counts"]
+
+
+def test_a_delta_table_named_as_spark_sql_names_files_reads_its_newest_version(batch):
+    run = batch.runs["by spark sql's name"]
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert not report["differences"] and report["counts"]["unchanged"] == 39, report["counts"]

@@ -134,8 +134,9 @@ def spark(data: Any, spark: Any = None, engine: str = "auto") -> SparkSource:
     Parameters
     ----------
     data : str or :class:`pyspark.sql.DataFrame`
-        A catalog table (a Delta table is read at its version when the comparison starts), or a DataFrame
-        (which must give the same rows each time it runs: a table, files, or a cached frame).
+        A catalog table, files as Spark SQL names them (``parquet.`/lake/orders```, ``orc.`...```,
+        ``delta.`...```), or a DataFrame (which must give the same rows each time it runs: a table, files, or a
+        cached frame). A Delta table is read at its version when the comparison starts.
     spark : :class:`pyspark.sql.SparkSession`, optional
         The session of a table name (default: the active session).
     engine : {'auto', 'jar', 'sql'}

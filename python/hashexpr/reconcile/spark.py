@@ -3,7 +3,8 @@ hashexpr.sql's ``spark`` dialect where it has not (a Databricks SQL warehouse, a
 jar), classic or Spark Connect alike.
 
 Every pass is one Spark job over the DataFrame; the aggregates reach the driver as one row per segment: the count
-and the four lanes' exact sums (Spark's ``sum`` of 32-bit values is a 64-bit sum, which never overflows here). A table name that is a Delta table is read at the version it has when the comparison starts.
+and the four lanes' exact sums (Spark's ``sum`` of 32-bit values is a 64-bit sum, which never overflows here). What
+a name reads (a catalog table, ``parquet.`PATH```, ``delta.`PATH``` at one version) is spark_tables.py's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from hashexpr import jar_sql
 from hashexpr import sql as hsql
 from hashexpr.errors import PySparkMissingError
 from hashexpr.names import quote
+from hashexpr.reconcile import spark_tables
 from hashexpr.reconcile.catalog import SideColumn
 from hashexpr.reconcile.columns import SidePlan
 from hashexpr.reconcile.segments import MAX_BITS, NULL_SEGMENT, Aggregates
@@ -88,26 +90,12 @@ class SparkSource(Source):
             if self._spark is None:
                 raise ValueError("spark: no active Spark session; pass spark=session, or a DataFrame")
         if self._name is not None:
-            self._df = self._read_table(self._name)
+            self._df, self._version = spark_tables.read(self._spark, self._name)
         self._timeout = statement_timeout
         has_jar = self._spark.catalog.functionExists("record_hash_with")
         if self._engine_choice == "jar" and not has_jar:
             raise ValueError("spark: engine='jar' needs hashexpr's jar in the session (hx.configure)")
         self.engine = "jar" if has_jar and self._engine_choice != "sql" else "sql"
-
-    def _read_table(self, name: str) -> Any:
-        spark = self._spark
-        if not spark.catalog.tableExists(name):
-            raise ValueError(f"spark: there is no table {name!r} in the session's catalog")
-        # A Delta table is read at one version: every pass sees the same rows.
-        try:
-            detail = spark.sql(f"DESCRIBE DETAIL {name}").first()
-        except Exception:  # noqa: BLE001 - not a Delta table, or no Delta in this session: read it as it is
-            detail = None
-        if detail is not None and str(detail["format"]).lower() == "delta":
-            self._version = int(spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").first()["version"])
-            return spark.sql(f"SELECT * FROM {name} VERSION AS OF {self._version}")
-        return spark.table(name)
 
     def _close(self) -> None:
         pass

@@ -127,8 +127,13 @@ def parse_side(text: str, which: str) -> Side:
 def spark_for(args: argparse.Namespace, sides: tuple[Side, Side]) -> Iterator[SparkSession | None]:
     """The embedded Spark, when a side is a Spark table, or a Delta directory under --engine spark; none
     otherwise."""
+    from hashexpr.reconcile import spark_tables  # the reconcile package loads numpy: not at the CLI's start
+
     kinds = {s.kind for s in sides}
-    spark_delta = "delta" in kinds and args.engine == "spark"
+    delta_files = [
+        s.location for s in sides if s.kind == "spark" and spark_tables.file_format(s.location) == "delta"
+    ]
+    spark_delta = ("delta" in kinds and args.engine == "spark") or bool(delta_files)
     if "spark" not in kinds and not spark_delta:
         if args.master is not None or args.conf:
             raise ValueError(
@@ -138,9 +143,8 @@ def spark_for(args: argparse.Namespace, sides: tuple[Side, Side]) -> Iterator[Sp
         yield None
         return
     formats = ["delta"] if spark_delta else []
-    for side in sides:
-        if side.kind == "delta" and spark_delta:
-            hinputs.require_library("delta", side.location, hinputs.available_table_formats(dict(args.conf)))
+    for location in [s.location for s in sides if s.kind == "delta" and spark_delta] + delta_files:
+        hinputs.require_library("delta", location, hinputs.available_table_formats(dict(args.conf)))
     if args.session is not None:
         with cli_session.given_session(args.session, args.master, args.conf, formats, args.verbose) as spark:
             yield spark
