@@ -306,19 +306,26 @@ def test_zerofill_integers_print_as_their_values(mariadb):
 
 def test_a_value_beyond_max_allowed_packet_fails_instead_of_hashing_as_null(mariadb, tables):
     """CONCAT, HEX and CAST give NULL for a result longer than max_allowed_packet: the passes fail naming the
-    setting, by the common texts (against MariaDB) and by the record hashes (against Arrow)."""
-    long_text = "x" * 100_000
+    setting, by the common texts (against MariaDB) and by the record hashes (against Arrow), for a value that
+    is too long and for a row whose values fit one by one."""
+    long_text, half = "x" * 100_000, "y" * 40_000
     with mariadb.connect() as conn, conn.cursor() as cursor:
         cursor.execute("CREATE OR REPLACE TABLE long_value (id INT PRIMARY KEY, t LONGTEXT)")
         cursor.execute("INSERT INTO long_value VALUES (1, %s), (2, NULL)", [long_text])
+        cursor.execute("CREATE OR REPLACE TABLE long_row (id INT PRIMARY KEY, a LONGTEXT, b LONGTEXT)")
+        cursor.execute("INSERT INTO long_row VALUES (1, %s, %s), (2, NULL, NULL)", [half, half])
         cursor.execute("SELECT @@GLOBAL.max_allowed_packet")
         (saved,) = cursor.fetchone()
         cursor.execute("SET GLOBAL max_allowed_packet = 65536")
     try:
-        lake = pa.table({"id": pa.array([1, 2], pa.int32()), "t": [long_text, None]})
-        for other in (rc.arrow(lake), rc.mysql(mariadb.url(), "long_value")):
-            with pytest.raises(ValueError, match="MariaDB table long_value .*longer than the server's max_allowed_packet"):
-                rc.compare(rc.mysql(mariadb.url(), "long_value"), other, key="id")
+        lakes = {
+            "long_value": pa.table({"id": pa.array([1, 2], pa.int32()), "t": [long_text, None]}),
+            "long_row": pa.table({"id": pa.array([1, 2], pa.int32()), "a": [half, None], "b": [half, None]}),
+        }
+        for table, lake in lakes.items():
+            for other in (rc.arrow(lake), rc.mysql(mariadb.url(), table)):
+                with pytest.raises(ValueError, match=f"MariaDB table {table} .*longer than the server's max_allowed_packet"):
+                    rc.compare(rc.mysql(mariadb.url(), table), other, key="id")
     finally:
         with mariadb.connect() as conn, conn.cursor() as cursor:
             cursor.execute("SET GLOBAL max_allowed_packet = %s", [saved])

@@ -91,7 +91,7 @@ def write_record_hash(engine: Dialect, columns: Sequence[tuple[ColumnSpec, str |
     parsed = parse_columns(columns, "record_hash")
     prefix = bytes([RECORD_VERSION]) + len(parsed).to_bytes(4, "little")
     parts = [engine.value(c.sql(engine), c.dtype, _where("record_hash", c)) for c in parsed]
-    return engine.sha256(engine.concat([engine.literal(prefix), *parts]))
+    return engine.digest([engine.literal(prefix), *parts], parsed[0].sql(engine))
 
 
 def record_key(
@@ -179,8 +179,9 @@ def write_record_key(engine: Dialect, columns: Sequence[tuple[ColumnSpec, str | 
         + salt_bytes
         + len(parsed).to_bytes(4, "little")
     )
-    digest = engine.sha256(engine.concat([engine.literal(prefix), *parts]))
-    return null_key_guard(engine, null_key, EVERY_PART.join(null_tests), digest, parsed[0].sql(engine))
+    witness = parsed[0].sql(engine)
+    digest = engine.digest([engine.literal(prefix), *parts], witness)
+    return null_key_guard(engine, null_key, EVERY_PART.join(null_tests), digest, witness)
 
 
 #: What joins the NULL tests of the key parts.

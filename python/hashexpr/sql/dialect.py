@@ -98,6 +98,11 @@ class Dialect:
         """The 32-byte SHA-256 of a bytes expression, as the engine's bytes type."""
         raise NotImplementedError
 
+    def digest(self, parts: list[str], witness: str) -> str:
+        """The SHA-256 of a record's parts, one after another; ``witness`` is an expression of the row (its first
+        column), for a dialect whose joined parts may fail."""
+        return self.sha256(self.concat(parts))
+
     def le64(self, value: str) -> str:
         """The 8 bytes, little-endian, of a 64-bit two's complement integer expression (its low 64 bits)."""
         raise NotImplementedError

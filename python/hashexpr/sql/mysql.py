@@ -56,8 +56,12 @@ class MySQL(Dialect):
         return "CONCAT(" + ", ".join(parts) + ")"
 
     def sha256(self, stream: str) -> str:
-        # CONCAT is NULL past max_allowed_packet: such a stream fails rather than hash as nothing.
-        return f"UNHEX(SHA2(COALESCE({stream}, {self.fail(TOO_LONG, stream)}), 256))"
+        return f"UNHEX(SHA2({stream}, 256))"
+
+    def digest(self, parts: list[str], witness: str) -> str:
+        # CONCAT is NULL past max_allowed_packet: such a row fails rather than hash as nothing. The witness keeps
+        # the failure a value of the row without writing the whole stream a second time.
+        return self.sha256(f"COALESCE({self.concat(parts)}, {self.fail(TOO_LONG, witness)})")
 
     def le64(self, value: str) -> str:
         # HEX of a negative BIGINT is its 64-bit two's complement; of an unsigned one, its bits.
