@@ -92,20 +92,14 @@ def connect_with_jar(tmp_path_factory):
     """One Spark Connect server with hashexpr's jar for the run, started when a module first asks and not
     waited for here (``wait_ready`` before a session): the modules that only use it share its start. The
     secrets the Connect tests name are the server's; its Python workers import this checkout's hashexpr."""
-    from servers import SHORT_LIVED_JVM, connect_servers
-    from spark_conf import CONNECT_SECRET, TEST_SECRETS
+    from servers import SHORT_LIVED_JVM, checkout_pythonpath, connect_servers
+    from spark_conf import CONNECT_SERVER_CONF
 
     import hashexpr as hx
 
-    conf = {
-        "spark.sql.session.timeZone": "UTC",
-        f"spark.hashexpr.secret.{CONNECT_SECRET[0]}": CONNECT_SECRET[1],
-        "spark.hashexpr.secret.pii": TEST_SECRETS["pii"],
-    }
-    package = str(Path(hx.__file__).resolve().parents[1])
-    env = {**SHORT_LIVED_JVM, "PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
+    env = {**SHORT_LIVED_JVM, "PYTHONPATH": checkout_pythonpath()}
     log_dir = tmp_path_factory.mktemp("connect-with-jar")
-    with connect_servers(log_dir, [[hx.jar_path()]], conf=conf, wait=False, env=env) as (server,):
+    with connect_servers(log_dir, [[hx.jar_path()]], conf=CONNECT_SERVER_CONF, wait=False, env=env) as (server,):
         yield server
 
 

@@ -54,6 +54,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def checkout_pythonpath() -> str:
+    """PYTHONPATH for a server's Python workers: this checkout's hashexpr first, as a cluster's installed wheel
+    would be (another line's virtualenv has it on a relative PYTHONPATH only)."""
+    import hashexpr
+
+    package = str(Path(hashexpr.__file__).resolve().parents[1])
+    return os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))
+
+
 def spark_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return the environment for a Spark process: this one's, with Spark bound to loopback."""
     env = dict(os.environ)

@@ -41,6 +41,14 @@ TEST_SECRETS = {
     "cli.pii": "cli-secret-7d3e9a",
 }
 
+#: The Spark Connect servers' settings (conftest.py's ``connect_with_jar``, test_connect.py's server without the
+#: jar): UTC, the server's HMAC secret, and the test session's pii key for the Arrow path's results.
+CONNECT_SERVER_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    f"spark.hashexpr.secret.{CONNECT_SECRET[0]}": CONNECT_SECRET[1],
+    "spark.hashexpr.secret.pii": TEST_SECRETS["pii"],
+}
+
 
 @contextlib.contextmanager
 def spark_conf(spark, confs: Mapping[str, str]) -> Iterator[None]:

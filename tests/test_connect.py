@@ -39,8 +39,8 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, IntegerType, StringType
-from servers import ConnectServer, connect_servers
-from spark_conf import CONNECT_SECRET, TEST_SECRETS
+from servers import ConnectServer, checkout_pythonpath, connect_servers
+from spark_conf import CONNECT_SECRET, CONNECT_SERVER_CONF
 
 import hashexpr as hx
 from hashexpr import reference
@@ -133,20 +133,10 @@ def servers(
     for its server.
     """
     log_dir = tmp_path_factory.mktemp("connect")
-    # An HMAC secret is the server's: clients name it, never hold it. The test session's pii key too, for the
-    # Arrow path's results (tests/nojar_job.py).
-    conf = {
-        "spark.sql.session.timeZone": "UTC",
-        f"spark.hashexpr.secret.{SERVER_SECRET[0]}": SERVER_SECRET[1],
-        "spark.hashexpr.secret.pii": TEST_SECRETS["pii"],
-    }
-    # The server's Python workers import hashexpr, as a cluster's do from the installed wheel: from this
-    # checkout here (another line's virtualenv has it on a relative PYTHONPATH only).
-    package = str(Path(hx.__file__).resolve().parents[1])
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
-    # Python workers on local time with a DST change: row-by-row UDFs (PySpark before 4.1) get timestamps in it.
-    env["TZ"] = "America/New_York"
-    with connect_servers(log_dir, [[]], conf=conf, wait=False, env=env) as (bare,):
+    # An HMAC secret is the server's: clients name it, never hold it (CONNECT_SERVER_CONF). Python workers on
+    # local time with a DST change: row-by-row UDFs (PySpark before 4.1) get timestamps in it.
+    env = {"PYTHONPATH": checkout_pythonpath(), "TZ": "America/New_York"}
+    with connect_servers(log_dir, [[]], conf=CONNECT_SERVER_CONF, wait=False, env=env) as (bare,):
         yield {"jar": connect_with_jar, "bare": bare}
 
 
